@@ -1,0 +1,1258 @@
+/*
+ * rdma-sim: admin queue and admin commands
+ *
+ * Doorbells (AQ_TAIL, ACQ_HEAD) only schedule rsim_admin_bh, which executes
+ * commands in order and writes one completion per command (datasheet
+ * section 5).  Each command is one function taking the 64-byte command and
+ * returning a status; a refused command changes nothing.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/bswap.h"
+#include "qemu/cutils.h"
+#include "qemu/main-loop.h"
+#include "rdma-sim.h"
+#include "transport.h"
+#include "trace.h"
+
+typedef struct RsimCmd {
+    struct rsim_admin_cmd cmd;  /* device-private copy of the command */
+    uint8_t result[56];
+    const char *why;            /* reason of a refusal, for the log */
+} RsimCmd;
+
+/* Reinterpret the copy of the command as a command-specific layout. */
+#define CMD(c, type) ((const type *)&(c)->cmd)
+#define RESULT(c, type) ((type *)(c)->result)
+
+QEMU_BUILD_BUG_ON(sizeof(struct rsim_create_resp) != 56);
+
+static bool rsim_is_zero(const void *p, size_t n)
+{
+    return buffer_is_zero(p, n);
+}
+
+#define RSIM_REFUSE(c, status, reason) \
+    do {                               \
+        (c)->why = (reason);           \
+        return (status);               \
+    } while (0)
+
+#define RSIM_CHECK_RESERVED(c, field)                                   \
+    do {                                                                \
+        if (!rsim_is_zero(&(field), sizeof(field))) {                   \
+            RSIM_REFUSE(c, RSIM_STS_RESERVED, "reserved field not 0");  \
+        }                                                               \
+    } while (0)
+
+static void rsim_set_handle(RsimCmd *c, uint32_t handle, uint32_t handle2)
+{
+    struct rsim_create_resp *r = RESULT(c, struct rsim_create_resp);
+
+    r->handle = cpu_to_le32(handle);
+    r->handle2 = cpu_to_le32(handle2);
+}
+
+static uint32_t rsim_cmd_handle(RsimCmd *c)
+{
+    return le32_to_cpu(CMD(c, struct rsim_cmd_handle)->handle);
+}
+
+static enum rsim_status rsim_check_handle_cmd(RsimCmd *c)
+{
+    RSIM_CHECK_RESERVED(c, CMD(c, struct rsim_cmd_handle)->reserved);
+    return RSIM_STS_OK;
+}
+
+static bool rsim_pd_valid(RdmaSimState *s, uint32_t pdn)
+{
+    return pdn < s->props.max_pd && s->pds[pdn].valid;
+}
+
+/* ------------------------------------------------------------------------
+ * Device and port
+ * ------------------------------------------------------------------------ */
+
+static enum rsim_status rsim_cmd_nop(RdmaSimState *s, RsimCmd *c)
+{
+    RSIM_CHECK_RESERVED(c, c->cmd.data);
+    return RSIM_STS_OK;
+}
+
+/* Node GUID: the port MAC as an EUI-64 (0xfffe inserted, U/L flipped). */
+static uint64_t rsim_node_guid(RdmaSimState *s)
+{
+    const uint8_t *m = s->conf.macaddr.a;
+
+    return (uint64_t)(m[0] ^ 2) << 56 | (uint64_t)m[1] << 48 |
+           (uint64_t)m[2] << 40 | 0xfffeull << 24 | (uint64_t)m[3] << 16 |
+           (uint64_t)m[4] << 8 | m[5];
+}
+
+static enum rsim_status rsim_cmd_query_device(RdmaSimState *s, RsimCmd *c)
+{
+    struct rsim_query_device_resp *r =
+        RESULT(c, struct rsim_query_device_resp);
+
+    RSIM_CHECK_RESERVED(c, c->cmd.data);
+    r->node_guid = cpu_to_le64(rsim_node_guid(s));
+    r->sys_image_guid = r->node_guid;
+    r->fw_ver = cpu_to_le64((uint64_t)RSIM_VERSION_MAJOR << 32 |
+                            RSIM_VERSION_MINOR << 16);
+    r->vendor_id = cpu_to_le32(RSIM_PCI_VENDOR_ID);
+    r->vendor_part_id = cpu_to_le32(RSIM_PCI_DEVICE_ID);
+    r->hw_ver = cpu_to_le32(RSIM_PCI_REVISION);
+    return RSIM_STS_OK;
+}
+
+static enum rsim_status rsim_cmd_query_port(RdmaSimState *s, RsimCmd *c)
+{
+    struct rsim_query_port_resp *r = RESULT(c, struct rsim_query_port_resp);
+
+    RSIM_CHECK_RESERVED(c, c->cmd.data);
+    r->state = s->port_active ? RSIM_PORT_ACTIVE : RSIM_PORT_DOWN;
+    r->phys_state = s->port_active ? 5 : 3;
+    r->max_mtu = RSIM_MTU_4096;
+    r->active_mtu = rsim_active_mtu(s->eth_mtu);
+    r->eth_mtu = cpu_to_le32(s->eth_mtu);
+    memcpy(r->mac, s->mac, sizeof(r->mac));
+    r->active_speed = 32;       /* IB_SPEED_EDR: 25 Gb/s per lane */
+    r->active_width = 1;        /* IB_WIDTH_1X */
+    r->gid_tbl_len = cpu_to_le32(s->props.max_gid);
+    return RSIM_STS_OK;
+}
+
+static enum rsim_status rsim_cmd_set_port(RdmaSimState *s, RsimCmd *c)
+{
+    const struct rsim_cmd_set_port *p = CMD(c, struct rsim_cmd_set_port);
+    uint32_t mask = le32_to_cpu(p->mask);
+    uint32_t mtu = le32_to_cpu(p->eth_mtu);
+    static const uint8_t zero_mac[6];
+
+    RSIM_CHECK_RESERVED(c, p->reserved);
+    if (mask & ~(RSIM_SET_PORT_MTU | RSIM_SET_PORT_MAC)) {
+        RSIM_REFUSE(c, RSIM_STS_INVALID, "unknown SET_PORT mask bits");
+    }
+    if ((mask & RSIM_SET_PORT_MTU) &&
+        (mtu < RSIM_MIN_ETH_MTU || mtu > RSIM_MAX_ETH_MTU)) {
+        RSIM_REFUSE(c, RSIM_STS_INVALID, "MTU outside 68..9000");
+    }
+    if ((mask & RSIM_SET_PORT_MAC) &&
+        ((p->mac[0] & 1) || !memcmp(p->mac, zero_mac, sizeof(zero_mac)))) {
+        RSIM_REFUSE(c, RSIM_STS_INVALID, "MAC is multicast or zero");
+    }
+    if (mask & RSIM_SET_PORT_MTU) {
+        s->eth_mtu = mtu;
+    }
+    if (mask & RSIM_SET_PORT_MAC) {
+        memcpy(s->mac, p->mac, sizeof(s->mac));
+    }
+    trace_rdma_sim_port_set(s->eth_mtu, s->mac[0], s->mac[1], s->mac[2],
+                            s->mac[3], s->mac[4], s->mac[5]);
+    return RSIM_STS_OK;
+}
+
+static enum rsim_status rsim_cmd_query_stats(RdmaSimState *s, RsimCmd *c)
+{
+    const struct rsim_cmd_query_stats *p =
+        CMD(c, struct rsim_cmd_query_stats);
+    uint64_t addr = le64_to_cpu(p->addr);
+    uint32_t count = MIN(le32_to_cpu(p->len) / 8, RSIM_STAT_COUNT);
+    uint64_t buf[RSIM_STAT_COUNT];
+
+    RSIM_CHECK_RESERVED(c, p->reserved);
+    RSIM_CHECK_RESERVED(c, p->reserved0);
+    if (addr & 7) {
+        RSIM_REFUSE(c, RSIM_STS_INVALID, "stats buffer not 8-byte aligned");
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        buf[i] = cpu_to_le64(s->stats[i]);
+    }
+    if (count && rsim_dma_write(s, addr, buf, count * 8) != MEMTX_OK) {
+        RSIM_REFUSE(c, RSIM_STS_DMA, "stats buffer not writable");
+    }
+    RESULT(c, struct rsim_query_stats_resp)->count = cpu_to_le32(count);
+    return RSIM_STS_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Event queues and Ethernet rings
+ * ------------------------------------------------------------------------ */
+
+static uint32_t rsim_num_eqs(RdmaSimState *s)
+{
+    return s->props.msix_vectors - 1;
+}
+
+static RsimEq *rsim_eq_lookup(RdmaSimState *s, uint32_t eqn)
+{
+    return eqn < rsim_num_eqs(s) && s->eqs[eqn].valid ? &s->eqs[eqn] : NULL;
+}
+
+static enum rsim_status rsim_cmd_create_eq(RdmaSimState *s, RsimCmd *c)
+{
+    const struct rsim_cmd_create_eq *p = CMD(c, struct rsim_cmd_create_eq);
+    uint32_t vector = le32_to_cpu(p->vector);
+    uint32_t depth = le32_to_cpu(p->depth);
+    uint64_t addr = le64_to_cpu(p->addr);
+    uint32_t eqn;
+    RsimEq *eq;
+
+    RSIM_CHECK_RESERVED(c, p->reserved);
+    if (vector < 1 || vector >= s->props.msix_vectors) {
+        RSIM_REFUSE(c, RSIM_STS_INVALID, "EQ vector must be 1..vectors-1");
+    }
+    if (!addr || (addr & 63)) {
+        RSIM_REFUSE(c, RSIM_STS_INVALID, "EQ ring zero or not 64-byte aligned");
+    }
+    if (!is_power_of_2(depth) || depth < 2) {
+        RSIM_REFUSE(c, RSIM_STS_INVALID, "EQ depth not a power of two >= 2");
+    }
+    if (depth > RSIM_MAX_EQ_DEPTH) {
+        RSIM_REFUSE(c, RSIM_STS_LIMIT, "EQ depth above CAP_MAX_EQE");
+    }
+    for (eqn = 0; eqn < rsim_num_eqs(s) && s->eqs[eqn].valid; eqn++) {
+        continue;
+    }
+    if (eqn == rsim_num_eqs(s)) {
+        RSIM_REFUSE(c, RSIM_STS_NO_RESOURCES, "all EQs in use");
+    }
+    eq = &s->eqs[eqn];
+    rsim_eq_reset(s, eq);
+    eq->valid = true;
+    eq->vector = vector;
+    eq->addr = addr;
+    eq->depth = depth;
+    eq->phase = true;
+    rsim_set_handle(c, eqn, 0);
+    return RSIM_STS_OK;
+}
+
+static enum rsim_status rsim_cmd_destroy_eq(RdmaSimState *s, RsimCmd *c)
+{
+    RsimEq *eq = rsim_eq_lookup(s, rsim_cmd_handle(c));
+
+    if (rsim_check_handle_cmd(c)) {
+        return RSIM_STS_RESERVED;
+    }
+    if (!eq) {
+        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such EQ");
+    }
+    if (eq->refs) {
+        RSIM_REFUSE(c, RSIM_STS_BUSY, "CQs or Ethernet rings use the EQ");
+    }
+    rsim_eq_reset(s, eq);
+    return RSIM_STS_OK;
+}
+
+static enum rsim_status rsim_cmd_create_ethq(RdmaSimState *s, RsimCmd *c)
+{
+    const struct rsim_cmd_create_ethq *p =
+        CMD(c, struct rsim_cmd_create_ethq);
+    uint32_t depth = le32_to_cpu(p->depth);
+    uint64_t addr = le64_to_cpu(p->addr);
+    RsimEq *eq = rsim_eq_lookup(s, le32_to_cpu(p->eqn));
+    RsimEthq *q;
+
+    RSIM_CHECK_RESERVED(c, p->reserved);
+    RSIM_CHECK_RESERVED(c, p->reserved0);
+    RSIM_CHECK_RESERVED(c, p->reserved1);
+    if (p->kind > RSIM_ETHQ_RX) {
+        RSIM_REFUSE(c, RSIM_STS_INVALID, "Ethernet ring kind not TX or RX");
+    }
+    if (!eq) {
+        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such EQ");
+    }
+    if (!addr || (addr & 15) || !is_power_of_2(depth) || depth < 2) {
+        RSIM_REFUSE(c, RSIM_STS_INVALID,
+                    "ring zero, misaligned or depth not a power of two");
+    }
+    if (depth > RSIM_MAX_ETH_DEPTH) {
+        RSIM_REFUSE(c, RSIM_STS_LIMIT, "depth above CAP_MAX_ETH_DEPTH");
+    }
+    q = &s->ethq[p->kind];
+    if (q->valid) {
+        RSIM_REFUSE(c, RSIM_STS_EXISTS, "the port already has this ring");
+    }
+    memset(q, 0, sizeof(*q));
+    q->valid = true;
+    q->eqn = eq - s->eqs;
+    q->addr = addr;
+    q->depth = depth;
+    eq->refs++;
+    if (p->kind == RSIM_ETHQ_RX && s->nic) {
+        qemu_flush_queued_packets(qemu_get_queue(s->nic));
+    }
+    return RSIM_STS_OK;
+}
+
+static enum rsim_status rsim_cmd_destroy_ethq(RdmaSimState *s, RsimCmd *c)
+{
+    uint32_t kind = rsim_cmd_handle(c);
+    RsimEthq *q;
+
+    if (rsim_check_handle_cmd(c)) {
+        return RSIM_STS_RESERVED;
+    }
+    if (kind > RSIM_ETHQ_RX || !s->ethq[kind].valid) {
+        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such Ethernet ring");
+    }
+    q = &s->ethq[kind];
+    s->eqs[q->eqn].refs--;
+    s->eqs[q->eqn].eth_waiting[kind] = false;
+    memset(q, 0, sizeof(*q));
+    return RSIM_STS_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Protection domains
+ * ------------------------------------------------------------------------ */
+
+static enum rsim_status rsim_cmd_alloc_pd(RdmaSimState *s, RsimCmd *c)
+{
+    uint32_t pdn;
+
+    RSIM_CHECK_RESERVED(c, c->cmd.data);
+    for (pdn = 0; pdn < s->props.max_pd && s->pds[pdn].valid; pdn++) {
+        continue;
+    }
+    if (pdn == s->props.max_pd) {
+        RSIM_REFUSE(c, RSIM_STS_NO_RESOURCES, "all PDs in use");
+    }
+    s->pds[pdn].valid = true;
+    s->pds[pdn].refs = 0;
+    rsim_set_handle(c, pdn, 0);
+    return RSIM_STS_OK;
+}
+
+static enum rsim_status rsim_cmd_dealloc_pd(RdmaSimState *s, RsimCmd *c)
+{
+    uint32_t pdn = rsim_cmd_handle(c);
+
+    if (rsim_check_handle_cmd(c)) {
+        return RSIM_STS_RESERVED;
+    }
+    if (!rsim_pd_valid(s, pdn)) {
+        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such PD");
+    }
+    if (s->pds[pdn].refs) {
+        RSIM_REFUSE(c, RSIM_STS_BUSY, "QPs, SRQs, MRs or AHs use the PD");
+    }
+    s->pds[pdn].valid = false;
+    return RSIM_STS_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Completion queues
+ * ------------------------------------------------------------------------ */
+
+static uint32_t rsim_max_depth(uint32_t max_entries)
+{
+    return pow2ceil(max_entries + 1);
+}
+
+static enum rsim_status rsim_cmd_create_cq(RdmaSimState *s, RsimCmd *c)
+{
+    const struct rsim_cmd_create_cq *p = CMD(c, struct rsim_cmd_create_cq);
+    RsimEq *eq = rsim_eq_lookup(s, le32_to_cpu(p->eqn));
+    uint32_t db_page = le32_to_cpu(p->db_page);
+    enum rsim_status st;
+    RsimCq *cq;
+    uint32_t cqn;
+
+    RSIM_CHECK_RESERVED(c, p->reserved);
+    if (!eq) {
+        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such EQ");
+    }
+    if (db_page >= s->props.db_pages) {
+        RSIM_REFUSE(c, RSIM_STS_INVALID, "doorbell page beyond DB_PAGES");
+    }
+    for (cqn = 0; cqn < s->props.max_cq && s->cqs[cqn]; cqn++) {
+        continue;
+    }
+    if (cqn == s->props.max_cq) {
+        RSIM_REFUSE(c, RSIM_STS_NO_RESOURCES, "all CQs in use");
+    }
+    cq = g_new0(RsimCq, 1);
+    st = rsim_ring_init(s, &cq->ring, &p->q, RSIM_CQE_SIZE,
+                        rsim_max_depth(s->props.max_cqe));
+    if (st != RSIM_STS_OK) {
+        g_free(cq);
+        RSIM_REFUSE(c, st, "bad CQ ring descriptor");
+    }
+    cq->valid = true;
+    cq->cqn = cqn;
+    cq->eqn = eq - s->eqs;
+    cq->db_page = db_page;
+    eq->refs++;
+    s->cqs[cqn] = cq;
+    trace_rdma_sim_cq_create(cqn, cq->ring.depth, cq->eqn);
+    rsim_set_handle(c, cqn, 0);
+    return RSIM_STS_OK;
+}
+
+static enum rsim_status rsim_cmd_resize_cq(RdmaSimState *s, RsimCmd *c)
+{
+    const struct rsim_cmd_resize_cq *p = CMD(c, struct rsim_cmd_resize_cq);
+    RsimCq *cq = rsim_cq_lookup(s, le32_to_cpu(p->cqn));
+    enum rsim_status st;
+    RsimRing ring;
+    uint32_t cons;
+
+    RSIM_CHECK_RESERVED(c, p->reserved);
+    if (!cq) {
+        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such CQ");
+    }
+    st = rsim_ring_init(s, &ring, &p->q, RSIM_CQE_SIZE,
+                        rsim_max_depth(s->props.max_cqe));
+    if (st != RSIM_STS_OK) {
+        RSIM_REFUSE(c, st, "bad CQ ring descriptor");
+    }
+    if (rsim_ring_read_index(s, &cq->ring, RSIM_QUEUE_CONS_OFFSET, &cons)) {
+        rsim_ring_free(&ring);
+        RSIM_REFUSE(c, RSIM_STS_DMA, "old CQ ring not accessible");
+    }
+    st = rsim_ring_move(s, &cq->ring, cons, cq->prod, &ring);
+    if (st != RSIM_STS_OK) {
+        rsim_ring_free(&ring);
+        RSIM_REFUSE(c, st, "pending completions do not fit the new ring");
+    }
+    rsim_ring_free(&cq->ring);
+    cq->prod = (cq->prod - cons) & cq->ring.mask;
+    cq->ring = ring;
+    cq->overflow_reported = false;
+    trace_rdma_sim_cq_resize(cq->cqn, ring.depth, cq->prod);
+    return RSIM_STS_OK;
+}
+
+static enum rsim_status rsim_cmd_destroy_cq(RdmaSimState *s, RsimCmd *c)
+{
+    RsimCq *cq = rsim_cq_lookup(s, rsim_cmd_handle(c));
+
+    if (rsim_check_handle_cmd(c)) {
+        return RSIM_STS_RESERVED;
+    }
+    if (!cq) {
+        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such CQ");
+    }
+    if (cq->refs) {
+        RSIM_REFUSE(c, RSIM_STS_BUSY, "QPs use the CQ");
+    }
+    trace_rdma_sim_cq_destroy(cq->cqn);
+    rsim_cq_destroy(s, cq);
+    return RSIM_STS_OK;
+}
+
+static enum rsim_status rsim_cmd_arm_cq(RdmaSimState *s, RsimCmd *c)
+{
+    const struct rsim_cmd_arm_cq *p = CMD(c, struct rsim_cmd_arm_cq);
+    RsimCq *cq = rsim_cq_lookup(s, le32_to_cpu(p->cqn));
+    uint32_t arm = le32_to_cpu(p->arm);
+
+    RSIM_CHECK_RESERVED(c, p->reserved);
+    if (!cq) {
+        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such CQ");
+    }
+    if (arm != RSIM_CQ_ARM_NEXT && arm != RSIM_CQ_ARM_SOLICITED) {
+        RSIM_REFUSE(c, RSIM_STS_INVALID, "arm must be NEXT or SOLICITED");
+    }
+    rsim_cq_arm(s, cq, arm);
+    return RSIM_STS_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Queue pairs
+ * ------------------------------------------------------------------------ */
+
+static enum rsim_status rsim_qp_alloc_qpn(RdmaSimState *s, uint8_t type,
+                                          uint32_t *qpn)
+{
+    uint32_t n = s->props.max_qp - 2;
+
+    if (type == RSIM_QPT_GSI) {
+        if (s->qps[RSIM_GSI_QPN]) {
+            return RSIM_STS_EXISTS;
+        }
+        *qpn = RSIM_GSI_QPN;
+        return RSIM_STS_OK;
+    }
+    /* Round robin over 2..max_qp-1 so numbers are not reused soon. */
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t cand = 2 + (s->next_qpn - 2 + i) % n;
+
+        if (!s->qps[cand]) {
+            *qpn = cand;
+            s->next_qpn = 2 + (cand - 2 + 1) % n;
+            return RSIM_STS_OK;
+        }
+    }
+    return RSIM_STS_NO_RESOURCES;
+}
+
+static enum rsim_status rsim_cmd_create_qp(RdmaSimState *s, RsimCmd *c)
+{
+    const struct rsim_cmd_create_qp *p = CMD(c, struct rsim_cmd_create_qp);
+    uint32_t pdn = le32_to_cpu(p->pdn);
+    uint32_t srqn = le32_to_cpu(p->srqn);
+    uint32_t max_inline = le16_to_cpu(p->max_inline);
+    uint32_t db_page = le16_to_cpu(p->db_page);
+    RsimCq *scq = rsim_cq_lookup(s, le32_to_cpu(p->send_cqn));
+    RsimCq *rcq = rsim_cq_lookup(s, le32_to_cpu(p->recv_cqn));
+    RsimSrq *srq = NULL;
+    uint32_t max_depth = rsim_max_depth(s->props.max_qp_wr);
+    enum rsim_status st;
+    RsimQp *qp;
+    uint32_t qpn;
+
+    RSIM_CHECK_RESERVED(c, p->reserved);
+    if (p->qp_type != RSIM_QPT_RC && p->qp_type != RSIM_QPT_UC &&
+        p->qp_type != RSIM_QPT_UD && p->qp_type != RSIM_QPT_GSI) {
+        RSIM_REFUSE(c, RSIM_STS_UNSUPPORTED, "QP type not RC, UC, UD or GSI");
+    }
+    if (p->flags & ~RSIM_QP_FLAG_SQ_SIG_ALL) {
+        RSIM_REFUSE(c, RSIM_STS_RESERVED, "unknown QP flags");
+    }
+    if (!rsim_pd_valid(s, pdn)) {
+        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such PD");
+    }
+    if (!scq || !rcq) {
+        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such send or receive CQ");
+    }
+    if (srqn != RSIM_NO_SRQ) {
+        srq = rsim_srq_lookup(s, srqn);
+        if (!srq) {
+            RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such SRQ");
+        }
+        RSIM_CHECK_RESERVED(c, p->rq);
+    }
+    if (p->max_send_sge > s->props.max_sge ||
+        p->max_recv_sge > s->props.max_sge ||
+        max_inline > s->props.max_inline) {
+        RSIM_REFUSE(c, RSIM_STS_LIMIT, "SGEs or inline size above the caps");
+    }
+    if (db_page >= s->props.db_pages) {
+        RSIM_REFUSE(c, RSIM_STS_INVALID, "doorbell page beyond DB_PAGES");
+    }
+    st = rsim_qp_alloc_qpn(s, p->qp_type, &qpn);
+    if (st != RSIM_STS_OK) {
+        RSIM_REFUSE(c, st, st == RSIM_STS_EXISTS ? "a GSI QP exists"
+                                                 : "all QPs in use");
+    }
+
+    qp = g_new0(RsimQp, 1);
+    st = rsim_ring_init(s, &qp->sq, &p->sq, RSIM_SEND_WQE_HDR_SIZE +
+                        MAX(16u * p->max_send_sge, max_inline), max_depth);
+    if (st != RSIM_STS_OK) {
+        g_free(qp);
+        RSIM_REFUSE(c, st, "bad send queue descriptor");
+    }
+    if (!srq) {
+        st = rsim_ring_init(s, &qp->rq, &p->rq, RSIM_RECV_WQE_HDR_SIZE +
+                            16u * p->max_recv_sge, max_depth);
+        if (st != RSIM_STS_OK) {
+            rsim_ring_free(&qp->sq);
+            g_free(qp);
+            RSIM_REFUSE(c, st, "bad receive queue descriptor");
+        }
+    }
+    qp->qpn = qpn;
+    qp->type = p->qp_type;
+    qp->state = RSIM_QPS_RESET;
+    qp->sig_all = p->flags & RSIM_QP_FLAG_SQ_SIG_ALL;
+    qp->db_page = db_page;
+    qp->pdn = pdn;
+    qp->send_cqn = scq->cqn;
+    qp->recv_cqn = rcq->cqn;
+    qp->srqn = srqn;
+    qp->max_send_sge = p->max_send_sge;
+    qp->max_recv_sge = p->max_recv_sge;
+    qp->max_inline = max_inline;
+    s->pds[pdn].refs++;
+    scq->refs++;
+    rcq->refs++;
+    if (srq) {
+        srq->refs++;
+    }
+    s->qps[qpn] = qp;
+    trace_rdma_sim_qp_create(qpn, qp->type, qp->sq.depth,
+                             srq ? 0 : qp->rq.depth);
+    rsim_set_handle(c, qpn, 0);
+    return RSIM_STS_OK;
+}
+
+static enum rsim_status rsim_qp_attr_cmd(RdmaSimState *s, RsimCmd *c,
+                                         RsimQp **qpp, uint64_t *addr)
+{
+    const struct rsim_cmd_qp_attr *p = CMD(c, struct rsim_cmd_qp_attr);
+
+    RSIM_CHECK_RESERVED(c, p->reserved);
+    *qpp = rsim_qp_lookup(s, le32_to_cpu(p->qpn));
+    if (!*qpp) {
+        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such QP");
+    }
+    *addr = le64_to_cpu(p->addr);
+    if (*addr & 7) {
+        RSIM_REFUSE(c, RSIM_STS_INVALID, "attribute block not 8-byte aligned");
+    }
+    return RSIM_STS_OK;
+}
+
+static enum rsim_status rsim_cmd_modify_qp(RdmaSimState *s, RsimCmd *c)
+{
+    struct rsim_qp_attr attr;
+    enum rsim_status st;
+    uint64_t addr;
+    RsimQp *qp;
+
+    st = rsim_qp_attr_cmd(s, c, &qp, &addr);
+    if (st != RSIM_STS_OK) {
+        return st;
+    }
+    if (rsim_dma_read(s, addr, &attr, sizeof(attr)) != MEMTX_OK) {
+        RSIM_REFUSE(c, RSIM_STS_DMA, "attribute block not readable");
+    }
+    if (!rsim_is_zero(attr.reserved1, sizeof(attr.reserved1)) ||
+        attr.reserved0) {
+        RSIM_REFUSE(c, RSIM_STS_RESERVED, "reserved attribute bytes not 0");
+    }
+    return rsim_qp_modify(s, qp, &attr, &c->why);
+}
+
+static enum rsim_status rsim_cmd_query_qp(RdmaSimState *s, RsimCmd *c)
+{
+    struct rsim_qp_attr attr;
+    enum rsim_status st;
+    uint64_t addr;
+    RsimQp *qp;
+
+    st = rsim_qp_attr_cmd(s, c, &qp, &addr);
+    if (st != RSIM_STS_OK) {
+        return st;
+    }
+    rsim_qp_query(s, qp, &attr);
+    if (rsim_dma_write(s, addr, &attr, sizeof(attr)) != MEMTX_OK) {
+        RSIM_REFUSE(c, RSIM_STS_DMA, "attribute block not writable");
+    }
+    return RSIM_STS_OK;
+}
+
+static enum rsim_status rsim_cmd_destroy_qp(RdmaSimState *s, RsimCmd *c)
+{
+    RsimQp *qp = rsim_qp_lookup(s, rsim_cmd_handle(c));
+
+    if (rsim_check_handle_cmd(c)) {
+        return RSIM_STS_RESERVED;
+    }
+    if (!qp) {
+        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such QP");
+    }
+    rsim_qp_destroy(s, qp);
+    return RSIM_STS_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Shared receive queues
+ * ------------------------------------------------------------------------ */
+
+static enum rsim_status rsim_cmd_create_srq(RdmaSimState *s, RsimCmd *c)
+{
+    const struct rsim_cmd_create_srq *p = CMD(c, struct rsim_cmd_create_srq);
+    uint32_t pdn = le32_to_cpu(p->pdn);
+    uint32_t limit = le32_to_cpu(p->limit);
+    uint32_t db_page = le16_to_cpu(p->db_page);
+    enum rsim_status st;
+    RsimSrq *srq;
+    uint32_t srqn;
+
+    RSIM_CHECK_RESERVED(c, p->reserved);
+    RSIM_CHECK_RESERVED(c, p->reserved0);
+    if (!rsim_pd_valid(s, pdn)) {
+        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such PD");
+    }
+    if (!p->max_sge || p->max_sge > s->props.max_sge) {
+        RSIM_REFUSE(c, RSIM_STS_LIMIT, "SRQ SGEs 0 or above CAP_MAX_SRQ_SGE");
+    }
+    if (db_page >= s->props.db_pages) {
+        RSIM_REFUSE(c, RSIM_STS_INVALID, "doorbell page beyond DB_PAGES");
+    }
+    for (srqn = 0; srqn < s->props.max_srq && s->srqs[srqn]; srqn++) {
+        continue;
+    }
+    if (srqn == s->props.max_srq) {
+        RSIM_REFUSE(c, RSIM_STS_NO_RESOURCES, "all SRQs in use");
+    }
+    srq = g_new0(RsimSrq, 1);
+    st = rsim_ring_init(s, &srq->ring, &p->q, RSIM_RECV_WQE_HDR_SIZE +
+                        16u * p->max_sge, rsim_max_depth(s->props.max_qp_wr));
+    if (st != RSIM_STS_OK) {
+        g_free(srq);
+        RSIM_REFUSE(c, st, "bad SRQ ring descriptor");
+    }
+    if (limit >= srq->ring.depth) {
+        rsim_ring_free(&srq->ring);
+        g_free(srq);
+        RSIM_REFUSE(c, RSIM_STS_INVALID, "SRQ limit not below its depth");
+    }
+    srq->valid = true;
+    srq->srqn = srqn;
+    srq->pdn = pdn;
+    srq->db_page = db_page;
+    srq->max_sge = p->max_sge;
+    srq->limit = limit;
+    s->pds[pdn].refs++;
+    s->srqs[srqn] = srq;
+    trace_rdma_sim_srq_create(srqn, srq->ring.depth, limit);
+    rsim_set_handle(c, srqn, 0);
+    return RSIM_STS_OK;
+}
+
+static enum rsim_status rsim_cmd_modify_srq(RdmaSimState *s, RsimCmd *c)
+{
+    const struct rsim_cmd_modify_srq *p = CMD(c, struct rsim_cmd_modify_srq);
+    RsimSrq *srq = rsim_srq_lookup(s, le32_to_cpu(p->srqn));
+    uint32_t mask = le32_to_cpu(p->mask);
+    uint32_t limit = le32_to_cpu(p->limit);
+    uint32_t depth, prod;
+    enum rsim_status st;
+    RsimRing ring;
+
+    RSIM_CHECK_RESERVED(c, p->reserved);
+    if (!srq) {
+        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such SRQ");
+    }
+    if (mask & ~(RSIM_SRQ_MAX_WR | RSIM_SRQ_LIMIT)) {
+        RSIM_REFUSE(c, RSIM_STS_INVALID, "unknown MODIFY_SRQ mask bits");
+    }
+    if (!(mask & RSIM_SRQ_MAX_WR)) {
+        RSIM_CHECK_RESERVED(c, p->q);
+    }
+    depth = srq->ring.depth;
+    if (mask & RSIM_SRQ_MAX_WR) {
+        st = rsim_ring_init(s, &ring, &p->q, RSIM_RECV_WQE_HDR_SIZE +
+                            16u * srq->max_sge,
+                            rsim_max_depth(s->props.max_qp_wr));
+        if (st != RSIM_STS_OK) {
+            RSIM_REFUSE(c, st, "bad SRQ ring descriptor");
+        }
+        depth = ring.depth;
+    }
+    if ((mask & RSIM_SRQ_LIMIT) && limit >= depth) {
+        if (mask & RSIM_SRQ_MAX_WR) {
+            rsim_ring_free(&ring);
+        }
+        RSIM_REFUSE(c, RSIM_STS_INVALID, "SRQ limit not below its depth");
+    }
+    if (mask & RSIM_SRQ_MAX_WR) {
+        if (rsim_ring_read_index(s, &srq->ring, RSIM_QUEUE_PROD_OFFSET,
+                                 &prod)) {
+            rsim_ring_free(&ring);
+            RSIM_REFUSE(c, RSIM_STS_DMA, "old SRQ ring not accessible");
+        }
+        st = rsim_ring_move(s, &srq->ring, srq->cons, prod, &ring);
+        if (st != RSIM_STS_OK) {
+            rsim_ring_free(&ring);
+            RSIM_REFUSE(c, st, "posted receives do not fit the new ring");
+        }
+        rsim_ring_free(&srq->ring);
+        srq->ring = ring;
+        srq->cons = 0;
+    }
+    if (mask & RSIM_SRQ_LIMIT) {
+        srq->limit = limit;
+    }
+    trace_rdma_sim_srq_modify(srq->srqn, srq->ring.depth, srq->limit);
+    return RSIM_STS_OK;
+}
+
+static enum rsim_status rsim_cmd_query_srq(RdmaSimState *s, RsimCmd *c)
+{
+    RsimSrq *srq = rsim_srq_lookup(s, rsim_cmd_handle(c));
+    struct rsim_query_srq_resp *r = RESULT(c, struct rsim_query_srq_resp);
+
+    if (rsim_check_handle_cmd(c)) {
+        return RSIM_STS_RESERVED;
+    }
+    if (!srq) {
+        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such SRQ");
+    }
+    r->max_wr = cpu_to_le32(srq->ring.mask);
+    r->max_sge = cpu_to_le32(srq->max_sge);
+    r->limit = cpu_to_le32(srq->limit);
+    return RSIM_STS_OK;
+}
+
+static enum rsim_status rsim_cmd_destroy_srq(RdmaSimState *s, RsimCmd *c)
+{
+    RsimSrq *srq = rsim_srq_lookup(s, rsim_cmd_handle(c));
+
+    if (rsim_check_handle_cmd(c)) {
+        return RSIM_STS_RESERVED;
+    }
+    if (!srq) {
+        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such SRQ");
+    }
+    if (srq->refs) {
+        RSIM_REFUSE(c, RSIM_STS_BUSY, "QPs use the SRQ");
+    }
+    s->pds[srq->pdn].refs--;
+    s->srqs[srq->srqn] = NULL;
+    rsim_ring_free(&srq->ring);
+    g_free(srq);
+    return RSIM_STS_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Address handles
+ * ------------------------------------------------------------------------ */
+
+static enum rsim_status rsim_cmd_create_ah(RdmaSimState *s, RsimCmd *c)
+{
+    const struct rsim_cmd_create_ah *p = CMD(c, struct rsim_cmd_create_ah);
+    uint32_t pdn = le32_to_cpu(p->pdn);
+    enum rsim_status st;
+    uint32_t ahn;
+
+    RSIM_CHECK_RESERVED(c, p->reserved);
+    if (!rsim_pd_valid(s, pdn)) {
+        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such PD");
+    }
+    st = rsim_av_check(s, &p->av, &c->why);
+    if (st != RSIM_STS_OK) {
+        return st;
+    }
+    for (ahn = 1; ahn < s->props.max_ah && s->ahs[ahn].valid; ahn++) {
+        continue;
+    }
+    if (ahn == s->props.max_ah) {
+        RSIM_REFUSE(c, RSIM_STS_NO_RESOURCES, "all AHs in use");
+    }
+    s->ahs[ahn].valid = true;
+    s->ahs[ahn].pdn = pdn;
+    s->ahs[ahn].av = p->av;
+    s->pds[pdn].refs++;
+    rsim_set_handle(c, ahn, 0);
+    return RSIM_STS_OK;
+}
+
+static enum rsim_status rsim_cmd_destroy_ah(RdmaSimState *s, RsimCmd *c)
+{
+    uint32_t ahn = rsim_cmd_handle(c);
+
+    if (rsim_check_handle_cmd(c)) {
+        return RSIM_STS_RESERVED;
+    }
+    if (!ahn || ahn >= s->props.max_ah || !s->ahs[ahn].valid) {
+        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such AH");
+    }
+    s->pds[s->ahs[ahn].pdn].refs--;
+    s->ahs[ahn].valid = false;
+    return RSIM_STS_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Memory registration
+ * ------------------------------------------------------------------------ */
+
+/* Lowest free MR index; index 0 is never used so no key is 0. */
+static bool rsim_mr_alloc_index(RdmaSimState *s, uint32_t *index)
+{
+    for (uint32_t i = 1; i < s->props.max_mr; i++) {
+        if (s->mrs[i].state == RSIM_MR_STATE_INVALID) {
+            *index = i;
+            return true;
+        }
+    }
+    return false;
+}
+
+static enum rsim_status rsim_check_mr_access(RsimCmd *c, uint32_t access)
+{
+    if (access & ~RSIM_ACCESS_SUPPORTED) {
+        RSIM_REFUSE(c, RSIM_STS_INVALID, "unknown access bits");
+    }
+    if ((access & (RSIM_ACCESS_REMOTE_WRITE | RSIM_ACCESS_REMOTE_ATOMIC)) &&
+        !(access & RSIM_ACCESS_LOCAL_WRITE)) {
+        RSIM_REFUSE(c, RSIM_STS_INVALID,
+                    "remote write or atomic access needs local write");
+    }
+    return RSIM_STS_OK;
+}
+
+static enum rsim_status rsim_cmd_reg_mr(RdmaSimState *s, RsimCmd *c)
+{
+    const struct rsim_cmd_reg_mr *p = CMD(c, struct rsim_cmd_reg_mr);
+    uint32_t pdn = le32_to_cpu(p->pdn);
+    uint32_t access = le32_to_cpu(p->access);
+    uint32_t flags = le32_to_cpu(p->flags);
+    uint64_t iova = le64_to_cpu(p->iova);
+    uint64_t length = le64_to_cpu(p->length);
+    RsimPageList pl = {
+        .addr = le64_to_cpu(p->pbl_addr),
+        .npages = le32_to_cpu(p->npages),
+        .fbo = le32_to_cpu(p->fbo),
+        .level = p->level,
+        .page_shift = p->page_shift,
+    };
+    enum rsim_status st;
+    uint32_t index;
+    RsimMr *mr;
+
+    RSIM_CHECK_RESERVED(c, p->reserved);
+    RSIM_CHECK_RESERVED(c, p->reserved0);
+    if (flags & ~RSIM_MR_FLAG_PHYS) {
+        RSIM_REFUSE(c, RSIM_STS_RESERVED, "unknown MR flags");
+    }
+    if (!rsim_pd_valid(s, pdn)) {
+        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such PD");
+    }
+    st = rsim_check_mr_access(c, access);
+    if (st != RSIM_STS_OK) {
+        return st;
+    }
+    if (flags & RSIM_MR_FLAG_PHYS) {
+        if (pl.addr || pl.npages || pl.fbo || pl.level || pl.page_shift ||
+            iova || length) {
+            RSIM_REFUSE(c, RSIM_STS_INVALID,
+                        "a PHYS MR takes no address, length or page list");
+        }
+    } else {
+        if (!length) {
+            RSIM_REFUSE(c, RSIM_STS_INVALID, "MR length 0");
+        }
+        if (iova + length - 1 < iova) {
+            RSIM_REFUSE(c, RSIM_STS_RANGE, "iova + length wraps");
+        }
+        st = rsim_pl_check(s, &pl, length);
+        if (st != RSIM_STS_OK) {
+            RSIM_REFUSE(c, st, "bad page list");
+        }
+    }
+    if (!rsim_mr_alloc_index(s, &index)) {
+        RSIM_REFUSE(c, RSIM_STS_NO_RESOURCES, "MR table full");
+    }
+    mr = &s->mrs[index];
+    mr->key = rsim_new_key(s, index, mr->key);
+    mr->state = RSIM_MR_STATE_VALID;
+    mr->phys = flags & RSIM_MR_FLAG_PHYS;
+    mr->fast_reg = false;
+    mr->pdn = pdn;
+    mr->access = access;
+    mr->iova = iova;
+    mr->length = length;
+    mr->pl = pl;
+    s->pds[pdn].refs++;
+    trace_rdma_sim_mr_reg(mr->key, pdn, access, iova, length, pl.level,
+                          pl.page_shift, pl.npages);
+    rsim_set_handle(c, mr->key, (access & RSIM_ACCESS_REMOTE) ? mr->key : 0);
+    return RSIM_STS_OK;
+}
+
+static enum rsim_status rsim_cmd_dereg_mr(RdmaSimState *s, RsimCmd *c)
+{
+    uint32_t key = rsim_cmd_handle(c);
+    uint32_t index = RSIM_KEY_INDEX(key);
+    RsimMr *mr;
+
+    if (rsim_check_handle_cmd(c)) {
+        return RSIM_STS_RESERVED;
+    }
+    if (!index || index >= s->props.max_mr) {
+        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "key index out of range");
+    }
+    mr = &s->mrs[index];
+    if (mr->state == RSIM_MR_STATE_INVALID || mr->key != key) {
+        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no MR with this key");
+    }
+    trace_rdma_sim_mr_dereg(key);
+    s->pds[mr->pdn].refs--;
+    mr->state = RSIM_MR_STATE_INVALID;
+    return RSIM_STS_OK;
+}
+
+static enum rsim_status rsim_cmd_alloc_stag(RdmaSimState *s, RsimCmd *c)
+{
+    const struct rsim_cmd_alloc_stag *p = CMD(c, struct rsim_cmd_alloc_stag);
+    uint32_t pdn = le32_to_cpu(p->pdn);
+    uint32_t max_pages = le32_to_cpu(p->max_pages);
+    uint64_t pbl = le64_to_cpu(p->pbl_addr);
+    uint32_t index;
+    RsimMr *mr;
+
+    RSIM_CHECK_RESERVED(c, p->reserved);
+    RSIM_CHECK_RESERVED(c, p->reserved0);
+    if (!rsim_pd_valid(s, pdn)) {
+        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such PD");
+    }
+    if (!max_pages) {
+        RSIM_REFUSE(c, RSIM_STS_INVALID, "max_pages 0");
+    }
+    if (max_pages > RSIM_MAX_FAST_REG_PAGES) {
+        RSIM_REFUSE(c, RSIM_STS_LIMIT, "above CAP_MAX_FAST_REG_PAGES");
+    }
+    if (!pbl || (pbl & 7)) {
+        RSIM_REFUSE(c, RSIM_STS_INVALID, "page list zero or misaligned");
+    }
+    if (!rsim_mr_alloc_index(s, &index)) {
+        RSIM_REFUSE(c, RSIM_STS_NO_RESOURCES, "MR table full");
+    }
+    mr = &s->mrs[index];
+    mr->key = rsim_new_key(s, index, mr->key);
+    mr->state = RSIM_MR_STATE_FREE;
+    mr->phys = false;
+    mr->fast_reg = true;
+    mr->pdn = pdn;
+    mr->access = 0;
+    mr->iova = mr->length = 0;
+    mr->max_pages = max_pages;
+    mr->fr_list = pbl;
+    memset(&mr->pl, 0, sizeof(mr->pl));
+    s->pds[pdn].refs++;
+    trace_rdma_sim_mr_alloc_stag(mr->key, pdn, max_pages);
+    rsim_set_handle(c, mr->key, mr->key);
+    return RSIM_STS_OK;
+}
+
+static enum rsim_status rsim_cmd_mr_translate(RdmaSimState *s, RsimCmd *c)
+{
+    const struct rsim_cmd_mr_translate *p =
+        CMD(c, struct rsim_cmd_mr_translate);
+    struct rsim_mr_translate_resp *r =
+        RESULT(c, struct rsim_mr_translate_resp);
+    uint32_t key = le32_to_cpu(p->key);
+    uint64_t iova = le64_to_cpu(p->iova);
+    uint64_t len = le64_to_cpu(p->length);
+    uint32_t access = le32_to_cpu(p->access);
+    enum rsim_status st;
+    RsimMr *mr;
+    RsimSeg seg;
+
+    RSIM_CHECK_RESERVED(c, p->reserved);
+    if (access & ~RSIM_ACCESS_SUPPORTED) {
+        RSIM_REFUSE(c, RSIM_STS_INVALID, "unknown access bits");
+    }
+    if (RSIM_KEY_INDEX(key) < s->props.max_mr) {
+        mr = &s->mrs[RSIM_KEY_INDEX(key)];
+        r->state = mr->key == key ? mr->state : RSIM_MR_STATE_INVALID;
+        r->level = mr->pl.level;
+        r->page_shift = mr->pl.page_shift;
+    }
+    st = rsim_mr_check(s, key, le32_to_cpu(p->pdn), access, iova, len, &mr);
+    if (st == RSIM_STS_OK) {
+        st = rsim_mr_map(s, mr, iova, MAX(len, 1), &seg);
+    }
+    if (st != RSIM_STS_OK) {
+        RSIM_REFUSE(c, st, "translation refused");
+    }
+    r->addr = cpu_to_le64(seg.addr);
+    r->contig = cpu_to_le64(MIN(seg.len, len));
+    return RSIM_STS_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * GID table
+ * ------------------------------------------------------------------------ */
+
+static enum rsim_status rsim_cmd_add_gid(RdmaSimState *s, RsimCmd *c)
+{
+    const struct rsim_cmd_gid *p = CMD(c, struct rsim_cmd_gid);
+    uint32_t index = le32_to_cpu(p->index);
+
+    RSIM_CHECK_RESERVED(c, p->reserved);
+    if (index >= s->props.max_gid) {
+        RSIM_REFUSE(c, RSIM_STS_LIMIT, "GID index above CAP_MAX_GID");
+    }
+    if (p->type != RSIM_GID_TYPE_ROCE_V2) {
+        RSIM_REFUSE(c, RSIM_STS_UNSUPPORTED, "only RoCEv2 GIDs");
+    }
+    if (rsim_is_zero(p->gid, sizeof(p->gid))) {
+        RSIM_REFUSE(c, RSIM_STS_INVALID, "GID is zero");
+    }
+    if (s->gids[index].valid) {
+        RSIM_REFUSE(c, RSIM_STS_EXISTS, "GID slot in use");
+    }
+    s->gids[index].valid = true;
+    memcpy(s->gids[index].gid, p->gid, sizeof(p->gid));
+    trace_rdma_sim_gid(index, "add");
+    return RSIM_STS_OK;
+}
+
+static enum rsim_status rsim_cmd_del_gid(RdmaSimState *s, RsimCmd *c)
+{
+    const struct rsim_cmd_gid *p = CMD(c, struct rsim_cmd_gid);
+    uint32_t index = le32_to_cpu(p->index);
+
+    RSIM_CHECK_RESERVED(c, p->reserved);
+    RSIM_CHECK_RESERVED(c, p->gid);
+    if (p->type) {
+        RSIM_REFUSE(c, RSIM_STS_RESERVED, "type must be 0");
+    }
+    if (index >= s->props.max_gid) {
+        RSIM_REFUSE(c, RSIM_STS_LIMIT, "GID index above CAP_MAX_GID");
+    }
+    if (!s->gids[index].valid) {
+        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "GID slot empty");
+    }
+    memset(&s->gids[index], 0, sizeof(s->gids[index]));
+    trace_rdma_sim_gid(index, "del");
+    return RSIM_STS_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Dispatch and the queue machinery
+ * ------------------------------------------------------------------------ */
+
+typedef enum rsim_status (*RsimCmdFn)(RdmaSimState *s, RsimCmd *c);
+
+static const struct {
+    const char *name;
+    RsimCmdFn fn;
+} rsim_cmds[RSIM_CMD_MAX] = {
+#define C(op, fn) [RSIM_CMD_ ## op] = { #op, fn }
+    C(NOP, rsim_cmd_nop),
+    C(QUERY_DEVICE, rsim_cmd_query_device),
+    C(QUERY_PORT, rsim_cmd_query_port),
+    C(SET_PORT, rsim_cmd_set_port),
+    C(QUERY_STATS, rsim_cmd_query_stats),
+    C(CREATE_EQ, rsim_cmd_create_eq),
+    C(DESTROY_EQ, rsim_cmd_destroy_eq),
+    C(CREATE_ETHQ, rsim_cmd_create_ethq),
+    C(DESTROY_ETHQ, rsim_cmd_destroy_ethq),
+    C(ALLOC_PD, rsim_cmd_alloc_pd),
+    C(DEALLOC_PD, rsim_cmd_dealloc_pd),
+    C(CREATE_CQ, rsim_cmd_create_cq),
+    C(RESIZE_CQ, rsim_cmd_resize_cq),
+    C(DESTROY_CQ, rsim_cmd_destroy_cq),
+    C(ARM_CQ, rsim_cmd_arm_cq),
+    C(CREATE_QP, rsim_cmd_create_qp),
+    C(MODIFY_QP, rsim_cmd_modify_qp),
+    C(QUERY_QP, rsim_cmd_query_qp),
+    C(DESTROY_QP, rsim_cmd_destroy_qp),
+    C(CREATE_SRQ, rsim_cmd_create_srq),
+    C(MODIFY_SRQ, rsim_cmd_modify_srq),
+    C(QUERY_SRQ, rsim_cmd_query_srq),
+    C(DESTROY_SRQ, rsim_cmd_destroy_srq),
+    C(CREATE_AH, rsim_cmd_create_ah),
+    C(DESTROY_AH, rsim_cmd_destroy_ah),
+    C(REG_MR, rsim_cmd_reg_mr),
+    C(DEREG_MR, rsim_cmd_dereg_mr),
+    C(ALLOC_STAG, rsim_cmd_alloc_stag),
+    C(MR_TRANSLATE, rsim_cmd_mr_translate),
+    C(ADD_GID, rsim_cmd_add_gid),
+    C(DEL_GID, rsim_cmd_del_gid),
+#undef C
+};
+
+const char *rsim_cmd_name(unsigned opcode)
+{
+    if (opcode < RSIM_CMD_MAX && rsim_cmds[opcode].name) {
+        return rsim_cmds[opcode].name;
+    }
+    return "UNKNOWN";
+}
+
+static enum rsim_status rsim_exec(RdmaSimState *s, RsimCmd *c)
+{
+    uint32_t dw0 = le32_to_cpu(c->cmd.dw0);
+    unsigned opcode = FIELD_EX32(dw0, RSIM_CMD_HDR, OPCODE);
+
+    if (opcode >= RSIM_CMD_MAX || !rsim_cmds[opcode].fn) {
+        c->why = "unknown opcode";
+        return RSIM_STS_BAD_OPCODE;
+    }
+    if (FIELD_EX32(dw0, RSIM_CMD_HDR, FLAGS)) {
+        c->why = "command flags must be 0";
+        return RSIM_STS_RESERVED;
+    }
+    return rsim_cmds[opcode].fn(s, c);
+}
+
+/* Write the completion of the command at the current head. */
+static bool rsim_post_completion(RdmaSimState *s, uint16_t id,
+                                 enum rsim_status st, const uint8_t *result)
+{
+    uint64_t addr = s->acq_base + (uint64_t)s->acq_tail * RSIM_ACQ_ENTRY_SIZE;
+    struct rsim_admin_cqe cqe = { 0 };
+    uint32_t dw0 = 0;
+
+    cqe.sq_head = cpu_to_le16(s->aq_head);
+    memcpy(cqe.result, result, sizeof(cqe.result));
+    if (rsim_dma_write(s, addr + 4, (uint8_t *)&cqe + 4,
+                       sizeof(cqe) - 4) != MEMTX_OK) {
+        return false;
+    }
+    smp_wmb();
+    dw0 = FIELD_DP32(dw0, RSIM_CQE_HDR, ID, id);
+    dw0 = FIELD_DP32(dw0, RSIM_CQE_HDR, STATUS, st);
+    dw0 = FIELD_DP32(dw0, RSIM_CQE_HDR, PHASE, s->acq_phase);
+    dw0 = cpu_to_le32(dw0);
+    if (rsim_dma_write(s, addr, &dw0, sizeof(dw0)) != MEMTX_OK) {
+        return false;
+    }
+    s->acq_tail = (s->acq_tail + 1) & (s->acq_depth - 1);
+    if (!s->acq_tail) {
+        s->acq_phase = !s->acq_phase;
+    }
+    return true;
+}
+
+static void rsim_admin_bh(void *opaque)
+{
+    RdmaSimState *s = opaque;
+    bool posted = false;
+
+    s->busy++;
+    while (rsim_ready(s) && s->aq_head != s->aq_tail &&
+           ((s->acq_tail + 1) & (s->acq_depth - 1)) != s->acq_head) {
+        RsimCmd c = { 0 };
+        unsigned opcode;
+        enum rsim_status st;
+        uint16_t id;
+
+        if (rsim_dma_read(s, s->aq_base + (uint64_t)s->aq_head *
+                          RSIM_AQ_ENTRY_SIZE, &c.cmd, sizeof(c.cmd))) {
+            rsim_set_fatal(s, RSIM_FATAL_ADMIN_DMA);
+            break;
+        }
+        opcode = FIELD_EX32(le32_to_cpu(c.cmd.dw0), RSIM_CMD_HDR, OPCODE);
+        id = FIELD_EX32(le32_to_cpu(c.cmd.dw0), RSIM_CMD_HDR, ID);
+        st = rsim_exec(s, &c);
+        if (st == RSIM_STS_OK) {
+            trace_rdma_sim_cmd(id, rsim_cmd_name(opcode));
+        } else {
+            trace_rdma_sim_cmd_error(id, rsim_cmd_name(opcode), st,
+                                     c.why ? c.why : "");
+            if (st != RSIM_STS_NO_RESOURCES && st != RSIM_STS_BUSY) {
+                rsim_guest_error(s, "admin", "%s (id %u) refused with status "
+                                 "0x%x: %s", rsim_cmd_name(opcode), id, st,
+                                 c.why ? c.why : "");
+            }
+        }
+        /* The command may have reset or broken the device. */
+        if (!rsim_ready(s)) {
+            break;
+        }
+        s->aq_head = (s->aq_head + 1) & (s->aq_depth - 1);
+        if (!rsim_post_completion(s, id, st, c.result)) {
+            rsim_set_fatal(s, RSIM_FATAL_ADMIN_DMA);
+            break;
+        }
+        posted = true;
+    }
+    if (posted && !FIELD_EX32(s->intr_mask, RSIM_INTR_MASK, ADMIN)) {
+        rsim_msix_notify(s, RSIM_MSIX_VECTOR_ADMIN);
+    }
+    s->busy--;
+}
+
+void rsim_admin_kick(RdmaSimState *s)
+{
+    qemu_bh_schedule(s->admin_bh);
+}
+
+void rsim_admin_init(RdmaSimState *s)
+{
+    s->admin_bh = qemu_bh_new_guarded(rsim_admin_bh, s,
+                                      &DEVICE(s)->mem_reentrancy_guard);
+}

@@ -1,0 +1,460 @@
+/*
+ * rdma-sim: rings in guest memory, completions and event queues
+ *
+ * Work and completion queues use the Soft-RoCE ring layout (datasheet
+ * section 7).  Their page list is resolved once when the ring is created;
+ * indices read from guest memory are always masked before use.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/atomic.h"
+#include "qemu/bswap.h"
+#include "rdma-sim.h"
+#include "trace.h"
+
+/* ------------------------------------------------------------------------
+ * Rings
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Set up a ring from a descriptor.  min_elem is the smallest element the
+ * ring's users need, max_depth the largest depth the caps allow.
+ */
+enum rsim_status rsim_ring_init(RdmaSimState *s, RsimRing *ring,
+                                const struct rsim_queue_desc *d,
+                                uint32_t min_elem, uint32_t max_depth)
+{
+    RsimPageList pl = {
+        .addr = le64_to_cpu(d->addr),
+        .npages = le32_to_cpu(d->npages),
+        .level = d->level,
+        .page_shift = d->page_shift,
+    };
+    uint64_t bytes;
+    enum rsim_status st;
+
+    memset(ring, 0, sizeof(*ring));
+    if (d->log2_elem_size > 13 || (1u << d->log2_elem_size) < min_elem) {
+        return RSIM_STS_INVALID;
+    }
+    if (d->log2_depth < 1 || d->log2_depth > 22) {
+        return RSIM_STS_INVALID;
+    }
+    if ((1u << d->log2_depth) > max_depth) {
+        return RSIM_STS_LIMIT;
+    }
+    if (pl.level == RSIM_PBL_LEVEL0) {
+        if (pl.addr & 63 || d->page_shift || pl.npages) {
+            return RSIM_STS_INVALID;
+        }
+    }
+    bytes = RSIM_QUEUE_DATA_OFFSET +
+            ((uint64_t)1 << (d->log2_depth + d->log2_elem_size));
+    st = rsim_pl_check(s, &pl, bytes);
+    if (st != RSIM_STS_OK) {
+        return st;
+    }
+    ring->pl = pl;
+    ring->bytes = bytes;
+    ring->depth = 1u << d->log2_depth;
+    ring->mask = ring->depth - 1;
+    ring->log2_elem = d->log2_elem_size;
+
+    if (pl.level != RSIM_PBL_LEVEL0) {
+        uint32_t n = (bytes + (1ull << pl.page_shift) - 1) >> pl.page_shift;
+        RsimSeg seg;
+
+        ring->pages = g_new(dma_addr_t, n);
+        for (uint32_t i = 0; i < n; i++) {
+            st = rsim_pl_map(s, &pl, (uint64_t)i << pl.page_shift, 1, &seg);
+            if (st != RSIM_STS_OK) {
+                rsim_ring_free(ring);
+                return st;
+            }
+            ring->pages[i] = seg.addr;
+        }
+    }
+    return RSIM_STS_OK;
+}
+
+void rsim_ring_free(RsimRing *ring)
+{
+    g_free(ring->pages);
+    ring->pages = NULL;
+}
+
+/* Access [offset, offset + len) of a ring; the range must lie inside. */
+MemTxResult rsim_ring_rw(RdmaSimState *s, const RsimRing *ring,
+                         uint64_t offset, void *buf, uint64_t len,
+                         DMADirection dir)
+{
+    uint8_t *p = buf;
+
+    if (offset > ring->bytes || len > ring->bytes - offset) {
+        return MEMTX_DECODE_ERROR;
+    }
+    while (len) {
+        dma_addr_t addr;
+        uint64_t chunk;
+        MemTxResult r;
+
+        if (!ring->pages) {
+            addr = ring->pl.addr + offset;
+            chunk = len;
+        } else {
+            uint64_t page_size = 1ull << ring->pl.page_shift;
+            uint64_t in_page = offset & (page_size - 1);
+
+            addr = ring->pages[offset >> ring->pl.page_shift] + in_page;
+            chunk = MIN(len, page_size - in_page);
+        }
+        r = dir == DMA_DIRECTION_TO_DEVICE ? rsim_dma_read(s, addr, p, chunk)
+                                           : rsim_dma_write(s, addr, p, chunk);
+        if (r != MEMTX_OK) {
+            return r;
+        }
+        p += chunk;
+        offset += chunk;
+        len -= chunk;
+    }
+    return MEMTX_OK;
+}
+
+/* Read an index from the ring header; the value is masked. */
+MemTxResult rsim_ring_read_index(RdmaSimState *s, const RsimRing *ring,
+                                 unsigned offset, uint32_t *index)
+{
+    uint32_t le;
+    MemTxResult r;
+
+    r = rsim_ring_rw(s, ring, offset, &le, sizeof(le),
+                     DMA_DIRECTION_TO_DEVICE);
+    /* Pairs with the producer's release store of the index. */
+    smp_rmb();
+    *index = le32_to_cpu(le) & ring->mask;
+    return r;
+}
+
+MemTxResult rsim_ring_write_index(RdmaSimState *s, const RsimRing *ring,
+                                  unsigned offset, uint32_t index)
+{
+    uint32_t le = cpu_to_le32(index & ring->mask);
+
+    /* Elements must be visible before the index that publishes them. */
+    smp_wmb();
+    return rsim_ring_rw(s, ring, offset, &le, sizeof(le),
+                        DMA_DIRECTION_FROM_DEVICE);
+}
+
+MemTxResult rsim_ring_read_elem(RdmaSimState *s, const RsimRing *ring,
+                                uint32_t index, void *buf, uint32_t len)
+{
+    if (len > (1u << ring->log2_elem)) {
+        return MEMTX_DECODE_ERROR;
+    }
+    return rsim_ring_rw(s, ring, RSIM_QUEUE_DATA_OFFSET +
+                        ((uint64_t)(index & ring->mask) << ring->log2_elem),
+                        buf, len, DMA_DIRECTION_TO_DEVICE);
+}
+
+MemTxResult rsim_ring_write_elem(RdmaSimState *s, const RsimRing *ring,
+                                 uint32_t index, const void *buf,
+                                 uint32_t len)
+{
+    if (len > (1u << ring->log2_elem)) {
+        return MEMTX_DECODE_ERROR;
+    }
+    return rsim_ring_rw(s, ring, RSIM_QUEUE_DATA_OFFSET +
+                        ((uint64_t)(index & ring->mask) << ring->log2_elem),
+                        (void *)buf, len, DMA_DIRECTION_FROM_DEVICE);
+}
+
+/*
+ * Move the elements [from_cons, from_prod) of one ring to slots 0.. of
+ * another and publish them there (CQ resize, SRQ resize).
+ */
+enum rsim_status rsim_ring_move(RdmaSimState *s, RsimRing *from,
+                                uint32_t from_cons, uint32_t from_prod,
+                                RsimRing *to)
+{
+    uint32_t count = (from_prod - from_cons) & from->mask;
+    uint32_t elem = 1u << MIN(from->log2_elem, to->log2_elem);
+    g_autofree uint8_t *buf = g_malloc(elem);
+
+    if (count > to->mask) {
+        return RSIM_STS_BUSY;
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        if (rsim_ring_read_elem(s, from, from_cons + i, buf, elem) ||
+            rsim_ring_write_elem(s, to, i, buf, elem)) {
+            return RSIM_STS_DMA;
+        }
+    }
+    if (rsim_ring_write_index(s, to, RSIM_QUEUE_CONS_OFFSET, 0) ||
+        rsim_ring_write_index(s, to, RSIM_QUEUE_PROD_OFFSET, count)) {
+        return RSIM_STS_DMA;
+    }
+    return RSIM_STS_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Event queues
+ * ------------------------------------------------------------------------ */
+
+/* Write one 16-byte entry: dword 0 (phase, type) last. */
+static MemTxResult rsim_write_eqe(RdmaSimState *s, uint64_t addr, bool phase,
+                                  unsigned type, uint32_t object,
+                                  uint64_t data)
+{
+    struct rsim_eqe e = {
+        .object = cpu_to_le32(object),
+        .data = cpu_to_le64(data),
+    };
+    uint32_t dw0 = 0;
+    MemTxResult r;
+
+    r = rsim_dma_write(s, addr + 4, (uint8_t *)&e + 4, sizeof(e) - 4);
+    if (r != MEMTX_OK) {
+        return r;
+    }
+    smp_wmb();
+    dw0 = FIELD_DP32(dw0, RSIM_EQE_HDR, PHASE, phase);
+    dw0 = FIELD_DP32(dw0, RSIM_EQE_HDR, TYPE, type);
+    dw0 = cpu_to_le32(dw0);
+    return rsim_dma_write(s, addr, &dw0, sizeof(dw0));
+}
+
+void rsim_aeq_post(RdmaSimState *s, enum rsim_event_type type,
+                   uint32_t object, uint64_t data)
+{
+    if (!rsim_ready(s)) {
+        return;
+    }
+    if (((s->aeq_tail + 1) & (s->aeq_depth - 1)) == s->aeq_head) {
+        trace_rdma_sim_aeq_overflow(type, object);
+        s->dev_status = FIELD_DP32(s->dev_status, RSIM_DEV_STATUS,
+                                   AEQ_OVERFLOW, 1);
+        return;
+    }
+    trace_rdma_sim_async_event(type, object, data);
+    if (rsim_write_eqe(s, s->aeq_base + (uint64_t)s->aeq_tail *
+                       RSIM_EQ_ENTRY_SIZE, s->aeq_phase, type, object,
+                       data) != MEMTX_OK) {
+        rsim_set_fatal(s, RSIM_FATAL_AEQ_DMA);
+        return;
+    }
+    s->aeq_tail = (s->aeq_tail + 1) & (s->aeq_depth - 1);
+    if (!s->aeq_tail) {
+        s->aeq_phase = !s->aeq_phase;
+    }
+    if (!FIELD_EX32(s->intr_mask, RSIM_INTR_MASK, ASYNC)) {
+        rsim_msix_notify(s, RSIM_MSIX_VECTOR_ADMIN);
+    }
+}
+
+static bool rsim_eq_full(RsimEq *eq)
+{
+    return ((eq->tail + 1) & (eq->depth - 1)) == eq->head;
+}
+
+/* Write an event into a completion EQ that has room; interrupt if armed. */
+static bool rsim_eq_write(RdmaSimState *s, RsimEq *eq, unsigned type,
+                          uint32_t object)
+{
+    if (rsim_eq_full(eq)) {
+        return false;
+    }
+    if (rsim_write_eqe(s, eq->addr + (uint64_t)eq->tail * RSIM_EQ_ENTRY_SIZE,
+                       eq->phase, type, object, 0) != MEMTX_OK) {
+        rsim_set_fatal(s, RSIM_FATAL_EQ_DMA);
+        return false;
+    }
+    trace_rdma_sim_eq_event(eq - s->eqs, type, object);
+    eq->tail = (eq->tail + 1) & (eq->depth - 1);
+    if (!eq->tail) {
+        eq->phase = !eq->phase;
+    }
+    if (eq->armed) {
+        eq->armed = false;
+        rsim_msix_notify(s, eq->vector);
+    }
+    return true;
+}
+
+/* Write events that waited for room, oldest first. */
+static void rsim_eq_drain_waiting(RdmaSimState *s, RsimEq *eq)
+{
+    RsimCq *cq;
+
+    for (unsigned kind = 0; kind < 2; kind++) {
+        if (eq->eth_waiting[kind] && rsim_eq_write(s, eq, RSIM_EV_ETH, kind)) {
+            eq->eth_waiting[kind] = false;
+        }
+    }
+    while ((cq = QTAILQ_FIRST(&eq->waiting)) != NULL) {
+        if (!rsim_eq_write(s, eq, RSIM_EV_COMPLETION, cq->cqn)) {
+            return;
+        }
+        QTAILQ_REMOVE(&eq->waiting, cq, wait_link);
+        cq->event_waiting = false;
+    }
+}
+
+void rsim_eq_doorbell(RdmaSimState *s, uint32_t val)
+{
+    uint32_t eqn = FIELD_EX32(val, RSIM_EQ_DB, EQN);
+    uint32_t cons = FIELD_EX32(val, RSIM_EQ_DB, CONS);
+    RsimEq *eq;
+
+    if (!rsim_ready(s) || eqn >= s->props.msix_vectors - 1 ||
+        !s->eqs[eqn].valid) {
+        rsim_guest_error(s, "eq", "EQ_DB 0x%08x for no EQ %u", val, eqn);
+        return;
+    }
+    eq = &s->eqs[eqn];
+    if (cons >= eq->depth) {
+        rsim_guest_error(s, "eq", "EQ %u consumer index %u >= depth %u",
+                         eqn, cons, eq->depth);
+        return;
+    }
+    eq->head = cons;
+    rsim_eq_drain_waiting(s, eq);
+    if (FIELD_EX32(val, RSIM_EQ_DB, ARM)) {
+        /* Entries the driver has not seen yet: signal now. */
+        if (eq->tail != eq->head) {
+            eq->armed = false;
+            rsim_msix_notify(s, eq->vector);
+        } else {
+            eq->armed = true;
+        }
+    }
+}
+
+void rsim_eq_post_eth(RdmaSimState *s, unsigned kind)
+{
+    RsimEq *eq = &s->eqs[s->ethq[kind].eqn];
+
+    if (!eq->eth_waiting[kind] && !rsim_eq_write(s, eq, RSIM_EV_ETH, kind)) {
+        eq->eth_waiting[kind] = true;
+    }
+}
+
+void rsim_eq_reset(RdmaSimState *s, RsimEq *eq)
+{
+    RsimCq *cq, *next;
+
+    QTAILQ_FOREACH_SAFE(cq, &eq->waiting, wait_link, next) {
+        QTAILQ_REMOVE(&eq->waiting, cq, wait_link);
+        cq->event_waiting = false;
+    }
+    memset(eq, 0, sizeof(*eq));
+    QTAILQ_INIT(&eq->waiting);
+}
+
+/* ------------------------------------------------------------------------
+ * Completion queues
+ * ------------------------------------------------------------------------ */
+
+RsimCq *rsim_cq_lookup(RdmaSimState *s, uint32_t cqn)
+{
+    return cqn < s->props.max_cq ? s->cqs[cqn] : NULL;
+}
+
+RsimSrq *rsim_srq_lookup(RdmaSimState *s, uint32_t srqn)
+{
+    return srqn < s->props.max_srq ? s->srqs[srqn] : NULL;
+}
+
+static void rsim_cq_event(RdmaSimState *s, RsimCq *cq)
+{
+    RsimEq *eq = &s->eqs[cq->eqn];
+
+    cq->arm = RSIM_CQ_ARM_NONE;
+    if (cq->event_waiting) {
+        return;
+    }
+    if (!QTAILQ_EMPTY(&eq->waiting) ||
+        !rsim_eq_write(s, eq, RSIM_EV_COMPLETION, cq->cqn)) {
+        QTAILQ_INSERT_TAIL(&eq->waiting, cq, wait_link);
+        cq->event_waiting = true;
+    }
+}
+
+/*
+ * Append a completion.  Returns false when the CQ is full or unusable: the
+ * completion is not written (nothing is overwritten) and the caller keeps
+ * it to retry; a CQ_ERR async event reports the overflow once.
+ */
+bool rsim_cq_post(RdmaSimState *s, RsimCq *cq, const struct rsim_cqe *cqe,
+                  bool solicited)
+{
+    uint32_t cons;
+
+    if (rsim_ring_read_index(s, &cq->ring, RSIM_QUEUE_CONS_OFFSET, &cons)) {
+        goto bad_ring;
+    }
+    if (((cq->prod + 1) & cq->ring.mask) == cons) {
+        if (!cq->overflow_reported) {
+            cq->overflow_reported = true;
+            s->stats[RSIM_STAT_CQ_OVERFLOW]++;
+            trace_rdma_sim_cq_overflow(cq->cqn);
+            rsim_aeq_post(s, RSIM_EV_CQ_ERR, cq->cqn, 0);
+        }
+        return false;
+    }
+    cq->overflow_reported = false;
+    if (rsim_ring_write_elem(s, &cq->ring, cq->prod, cqe, sizeof(*cqe))) {
+        goto bad_ring;
+    }
+    cq->prod = (cq->prod + 1) & cq->ring.mask;
+    if (rsim_ring_write_index(s, &cq->ring, RSIM_QUEUE_PROD_OFFSET,
+                              cq->prod)) {
+        goto bad_ring;
+    }
+    s->stats[RSIM_STAT_COMPLETIONS]++;
+    trace_rdma_sim_cqe(cq->cqn, le32_to_cpu(cqe->qp_num),
+                       le32_to_cpu(cqe->opcode), le32_to_cpu(cqe->status),
+                       le32_to_cpu(cqe->byte_len));
+    if (cq->arm == RSIM_CQ_ARM_NEXT ||
+        (cq->arm == RSIM_CQ_ARM_SOLICITED &&
+         (solicited || cqe->status != cpu_to_le32(RSIM_WC_SUCCESS)))) {
+        rsim_cq_event(s, cq);
+    }
+    return true;
+
+bad_ring:
+    rsim_guest_error(s, "cq", "CQ %u ring not accessible", cq->cqn);
+    if (!cq->overflow_reported) {
+        cq->overflow_reported = true;
+        rsim_aeq_post(s, RSIM_EV_CQ_ERR, cq->cqn, 1);
+    }
+    return false;
+}
+
+void rsim_cq_arm(RdmaSimState *s, RsimCq *cq, unsigned arm)
+{
+    if (arm > RSIM_CQ_ARM_SOLICITED) {
+        rsim_guest_error(s, "cq", "CQ %u bad arm value %u", cq->cqn, arm);
+        return;
+    }
+    trace_rdma_sim_cq_arm(cq->cqn, arm);
+    /* NEXT is the stronger request; SOLICITED never weakens it. */
+    if (arm == RSIM_CQ_ARM_NEXT || cq->arm == RSIM_CQ_ARM_NONE) {
+        cq->arm = arm;
+    }
+}
+
+void rsim_cq_destroy(RdmaSimState *s, RsimCq *cq)
+{
+    RsimEq *eq = &s->eqs[cq->eqn];
+
+    if (cq->event_waiting) {
+        QTAILQ_REMOVE(&eq->waiting, cq, wait_link);
+    }
+    eq->refs--;
+    s->cqs[cq->cqn] = NULL;
+    rsim_ring_free(&cq->ring);
+    g_free(cq);
+}

@@ -1,0 +1,842 @@
+/*
+ * rdma-sim: emulated RoCEv2 RDMA NIC - PCI function, registers, doorbells
+ *
+ * BAR0 holds the registers of docs/datasheet.md section 3, BAR2 the
+ * doorbell pages, BAR4 the MSI-X table.  Register writes only record
+ * values; admin commands run later in a bottom half (admin.c).
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/module.h"
+#include "qemu/units.h"
+#include "qapi/error.h"
+#include "hw/pci/msix.h"
+#include "hw/qdev-properties.h"
+#include "migration/vmstate.h"
+#include "rdma-sim.h"
+#include "trace.h"
+
+void rsim_guest_error(RdmaSimState *s, const char *what, const char *fmt, ...)
+{
+    g_autofree char *msg = NULL;
+    va_list ap;
+
+    va_start(ap, fmt);
+    msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    s->stats[RSIM_STAT_GUEST_ERRORS]++;
+    trace_rdma_sim_guest_error(what, msg);
+    qemu_log_mask(LOG_GUEST_ERROR, "rdma-sim: %s: %s\n", what, msg);
+}
+
+bool rsim_ready(RdmaSimState *s)
+{
+    return FIELD_EX32(s->dev_status, RSIM_DEV_STATUS, READY) &&
+           !FIELD_EX32(s->dev_status, RSIM_DEV_STATUS, FATAL);
+}
+
+void rsim_set_fatal(RdmaSimState *s, enum rsim_fatal_reason reason)
+{
+    if (FIELD_EX32(s->dev_status, RSIM_DEV_STATUS, FATAL)) {
+        return;
+    }
+    trace_rdma_sim_fatal(reason);
+    qemu_log_mask(LOG_GUEST_ERROR,
+                  "rdma-sim: device fatal error (reason %u); "
+                  "the driver must reset the device\n", reason);
+    /* Tell the driver while the AEQ may still work, then stop. */
+    if (reason != RSIM_FATAL_AEQ_DMA) {
+        rsim_aeq_post(s, RSIM_EV_DEVICE_FATAL, 0, reason);
+    }
+    s->dev_status = FIELD_DP32(s->dev_status, RSIM_DEV_STATUS, FATAL, 1);
+    s->dev_status = FIELD_DP32(s->dev_status, RSIM_DEV_STATUS, FATAL_REASON,
+                               reason);
+    s->dev_status = FIELD_DP32(s->dev_status, RSIM_DEV_STATUS, READY, 0);
+}
+
+void rsim_msix_notify(RdmaSimState *s, unsigned vector)
+{
+    PCIDevice *pci = PCI_DEVICE(s);
+
+    if (vector < s->props.msix_vectors && msix_enabled(pci)) {
+        trace_rdma_sim_irq(vector);
+        msix_notify(pci, vector);
+    }
+}
+
+MemTxResult rsim_dma_read(RdmaSimState *s, dma_addr_t addr, void *buf,
+                          dma_addr_t len)
+{
+    MemTxResult r;
+
+    if (len && addr + len - 1 < addr) {
+        return MEMTX_DECODE_ERROR;
+    }
+    r = pci_dma_read(PCI_DEVICE(s), addr, buf, len);
+    if (r != MEMTX_OK) {
+        trace_rdma_sim_dma_error("read", addr, len);
+    }
+    return r;
+}
+
+MemTxResult rsim_dma_write(RdmaSimState *s, dma_addr_t addr, const void *buf,
+                           dma_addr_t len)
+{
+    MemTxResult r;
+
+    if (len && addr + len - 1 < addr) {
+        return MEMTX_DECODE_ERROR;
+    }
+    r = pci_dma_write(PCI_DEVICE(s), addr, buf, len);
+    if (r != MEMTX_OK) {
+        trace_rdma_sim_dma_error("write", addr, len);
+    }
+    return r;
+}
+
+/* Destroy every object and return to the power-on register state. */
+static void rsim_reset_state(RdmaSimState *s)
+{
+    uint32_t i;
+
+    trace_rdma_sim_reset();
+    for (i = 0; i < s->props.max_qp; i++) {
+        if (s->qps[i]) {
+            rsim_qp_destroy(s, s->qps[i]);
+        }
+    }
+    for (i = 0; i < s->props.max_srq; i++) {
+        if (s->srqs[i]) {
+            rsim_ring_free(&s->srqs[i]->ring);
+            g_free(s->srqs[i]);
+            s->srqs[i] = NULL;
+        }
+    }
+    for (i = 0; i < s->props.max_cq; i++) {
+        if (s->cqs[i]) {
+            s->cqs[i]->refs = 0;
+            rsim_cq_destroy(s, s->cqs[i]);
+        }
+    }
+    for (i = 0; i < s->props.msix_vectors - 1; i++) {
+        rsim_eq_reset(s, &s->eqs[i]);
+    }
+    rsim_mr_reset(s);
+    memset(s->pds, 0, sizeof(*s->pds) * s->props.max_pd);
+    memset(s->ahs, 0, sizeof(*s->ahs) * s->props.max_ah);
+    memset(s->gids, 0, sizeof(*s->gids) * s->props.max_gid);
+    memset(s->ethq, 0, sizeof(s->ethq));
+    memset(s->stats, 0, sizeof(s->stats));
+    rsim_net_reset(s);
+
+    qemu_bh_cancel(s->admin_bh);
+    s->dev_ctrl = 0;
+    s->dev_status = 0;
+    s->intr_mask = R_RSIM_INTR_MASK_ADMIN_MASK | R_RSIM_INTR_MASK_ASYNC_MASK;
+    s->aq_base = s->acq_base = s->aeq_base = 0;
+    s->aq_depth = s->acq_depth = s->aeq_depth = 0;
+    s->aq_tail = s->aq_head = 0;
+    s->acq_tail = s->acq_head = 0;
+    s->aeq_tail = s->aeq_head = 0;
+    s->acq_phase = s->aeq_phase = true;
+    s->next_qpn = 2;
+    s->eth_mtu = 1500;
+    memcpy(s->mac, s->conf.macaddr.a, sizeof(s->mac));
+    s->port_active = false;
+}
+
+static bool rsim_ring_regs_ok(uint64_t base, uint32_t depth, uint32_t max)
+{
+    return base && !(base & 63) && is_power_of_2(depth) && depth >= 2 &&
+           depth <= max;
+}
+
+/* DEV_CTRL.ENABLE 0 -> 1: validate the admin queue registers and go live. */
+static void rsim_enable(RdmaSimState *s)
+{
+    if (!rsim_ring_regs_ok(s->aq_base, s->aq_depth, RSIM_MAX_AQ_DEPTH) ||
+        !rsim_ring_regs_ok(s->acq_base, s->acq_depth, RSIM_MAX_AQ_DEPTH) ||
+        !rsim_ring_regs_ok(s->aeq_base, s->aeq_depth, RSIM_MAX_EQ_DEPTH)) {
+        rsim_guest_error(s, "enable",
+                         "bad admin queue registers: aq 0x%" PRIx64 "/%u "
+                         "acq 0x%" PRIx64 "/%u aeq 0x%" PRIx64 "/%u",
+                         s->aq_base, s->aq_depth, s->acq_base, s->acq_depth,
+                         s->aeq_base, s->aeq_depth);
+        rsim_set_fatal(s, RSIM_FATAL_BAD_ADMIN_CONFIG);
+        return;
+    }
+    s->dev_status = FIELD_DP32(s->dev_status, RSIM_DEV_STATUS, READY, 1);
+    trace_rdma_sim_enable(s->aq_depth, s->acq_depth, s->aeq_depth);
+    rsim_port_update(s, true);
+}
+
+static void rsim_write_dev_ctrl(RdmaSimState *s, uint32_t val)
+{
+    bool was_enabled = FIELD_EX32(s->dev_ctrl, RSIM_DEV_CTRL, ENABLE);
+
+    if (val & ~(R_RSIM_DEV_CTRL_ENABLE_MASK | R_RSIM_DEV_CTRL_RESET_MASK)) {
+        rsim_guest_error(s, "mmio", "reserved DEV_CTRL bits 0x%x", val);
+    }
+    if (FIELD_EX32(val, RSIM_DEV_CTRL, RESET) ||
+        (was_enabled && !FIELD_EX32(val, RSIM_DEV_CTRL, ENABLE))) {
+        rsim_reset_state(s);
+        return;
+    }
+    if (!was_enabled && FIELD_EX32(val, RSIM_DEV_CTRL, ENABLE)) {
+        if (FIELD_EX32(s->dev_status, RSIM_DEV_STATUS, FATAL)) {
+            rsim_guest_error(s, "mmio", "ENABLE while fatal; reset first");
+            return;
+        }
+        s->dev_ctrl = R_RSIM_DEV_CTRL_ENABLE_MASK;
+        rsim_enable(s);
+    }
+}
+
+static uint32_t rsim_cap_read(RdmaSimState *s, hwaddr addr)
+{
+    const RsimProps *p = &s->props;
+
+    switch (addr) {
+    case A_RSIM_CAP_MAX_QP:
+        return p->max_qp;
+    case A_RSIM_CAP_MAX_CQ:
+        return p->max_cq;
+    case A_RSIM_CAP_MAX_SRQ:
+        return p->max_srq;
+    case A_RSIM_CAP_MAX_MR:
+        return p->max_mr;
+    case A_RSIM_CAP_MAX_PD:
+        return p->max_pd;
+    case A_RSIM_CAP_MAX_AH:
+        return p->max_ah;
+    case A_RSIM_CAP_MAX_GID:
+        return p->max_gid;
+    case A_RSIM_CAP_MAX_SEND_SGE:
+    case A_RSIM_CAP_MAX_RECV_SGE:
+    case A_RSIM_CAP_MAX_SRQ_SGE:
+        return p->max_sge;
+    case A_RSIM_CAP_MAX_QP_WR:
+    case A_RSIM_CAP_MAX_SRQ_WR:
+        return p->max_qp_wr;
+    case A_RSIM_CAP_MAX_CQE:
+        return p->max_cqe;
+    case A_RSIM_CAP_MAX_INLINE:
+        return p->max_inline;
+    case A_RSIM_CAP_MAX_MR_SIZE_LO:
+        return (uint32_t)RSIM_MAX_MR_SIZE;
+    case A_RSIM_CAP_MAX_MR_SIZE_HI:
+        return RSIM_MAX_MR_SIZE >> 32;
+    case A_RSIM_CAP_PAGE_SIZES:
+        return RSIM_PAGE_SIZES;
+    case A_RSIM_CAP_MTU:
+        return RSIM_MTU_4096;
+    case A_RSIM_CAP_MAX_RD_ATOM:
+    case A_RSIM_CAP_MAX_INIT_RD_ATOM:
+        return p->max_rd_atom;
+    case A_RSIM_CAP_MAX_EQ:
+        return p->msix_vectors - 1;
+    case A_RSIM_CAP_MAX_EQE:
+        return RSIM_MAX_EQ_DEPTH;
+    case A_RSIM_CAP_MAX_PBL_L1:
+        return RSIM_MAX_PBL_L1;
+    case A_RSIM_CAP_MAX_PBL_ROOT:
+        return RSIM_MAX_PBL_ROOT;
+    case A_RSIM_CAP_MAX_FAST_REG_PAGES:
+        return RSIM_MAX_FAST_REG_PAGES;
+    case A_RSIM_CAP_MAX_AQ_DEPTH:
+        return RSIM_MAX_AQ_DEPTH;
+    case A_RSIM_CAP_MAX_ETH_DEPTH:
+        return RSIM_MAX_ETH_DEPTH;
+    case A_RSIM_CAP_MAX_PKEYS:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static uint64_t rsim_regs_read(void *opaque, hwaddr addr, unsigned size)
+{
+    RdmaSimState *s = opaque;
+    uint32_t val;
+
+    if (s->busy) {
+        rsim_guest_error(s, "mmio", "register read 0x%" HWADDR_PRIx
+                         " from the device's own DMA", addr);
+        return 0;
+    }
+    switch (addr) {
+    case A_RSIM_VERSION:
+        val = RSIM_VERSION_MAJOR << R_RSIM_VERSION_MAJOR_SHIFT |
+              RSIM_VERSION_MINOR;
+        break;
+    case A_RSIM_FEATURES:
+        val = R_RSIM_FEATURES_RC_MASK | R_RSIM_FEATURES_UC_MASK |
+              R_RSIM_FEATURES_UD_MASK | R_RSIM_FEATURES_SRQ_MASK |
+              R_RSIM_FEATURES_ATOMIC_MASK | R_RSIM_FEATURES_FAST_REG_MASK |
+              R_RSIM_FEATURES_IPV6_MASK | R_RSIM_FEATURES_LOOPBACK_MASK |
+              R_RSIM_FEATURES_ETH_MASK;
+        break;
+    case A_RSIM_DMA_WIDTH:
+        val = 64;
+        break;
+    case A_RSIM_DEV_CTRL:
+        val = s->dev_ctrl;
+        break;
+    case A_RSIM_DEV_STATUS:
+        val = s->dev_status;
+        break;
+    case A_RSIM_ADMIN_TIMEOUT:
+        val = RSIM_ADMIN_TIMEOUT_MS;
+        break;
+    case A_RSIM_RESET_TIMEOUT:
+        val = RSIM_RESET_TIMEOUT_MS;
+        break;
+    case A_RSIM_INTR_MASK:
+        val = s->intr_mask;
+        break;
+    case A_RSIM_DB_PAGES:
+        val = s->props.db_pages;
+        break;
+    case A_RSIM_MSIX_VECTORS:
+        val = s->props.msix_vectors;
+        break;
+    case A_RSIM_NUM_PORTS:
+        val = 1;
+        break;
+    case A_RSIM_CAP_MAX_QP ... A_RSIM_CAP_MAX_PKEYS:
+        val = rsim_cap_read(s, addr);
+        break;
+    case A_RSIM_AQ_BASE_LO:
+        val = (uint32_t)s->aq_base;
+        break;
+    case A_RSIM_AQ_BASE_HI:
+        val = s->aq_base >> 32;
+        break;
+    case A_RSIM_AQ_DEPTH:
+        val = s->aq_depth;
+        break;
+    case A_RSIM_AQ_HEAD:
+        val = s->aq_head;
+        break;
+    case A_RSIM_ACQ_BASE_LO:
+        val = (uint32_t)s->acq_base;
+        break;
+    case A_RSIM_ACQ_BASE_HI:
+        val = s->acq_base >> 32;
+        break;
+    case A_RSIM_ACQ_DEPTH:
+        val = s->acq_depth;
+        break;
+    case A_RSIM_ACQ_TAIL:
+        val = s->acq_tail;
+        break;
+    case A_RSIM_AEQ_BASE_LO:
+        val = (uint32_t)s->aeq_base;
+        break;
+    case A_RSIM_AEQ_BASE_HI:
+        val = s->aeq_base >> 32;
+        break;
+    case A_RSIM_AEQ_DEPTH:
+        val = s->aeq_depth;
+        break;
+    case A_RSIM_AEQ_TAIL:
+        val = s->aeq_tail;
+        break;
+    default:
+        /* write-only and unassigned offsets read as 0 */
+        val = 0;
+        break;
+    }
+    trace_rdma_sim_reg_read(addr, val);
+    return val;
+}
+
+/* Base and depth registers may only change while the device is disabled. */
+static bool rsim_config_writable(RdmaSimState *s, hwaddr addr)
+{
+    if (FIELD_EX32(s->dev_ctrl, RSIM_DEV_CTRL, ENABLE)) {
+        rsim_guest_error(s, "mmio", "write to 0x%" HWADDR_PRIx
+                         " while enabled (ignored)", addr);
+        return false;
+    }
+    return true;
+}
+
+static void rsim_set_lo(uint64_t *reg, uint32_t val)
+{
+    *reg = deposit64(*reg, 0, 32, val);
+}
+
+static void rsim_set_hi(uint64_t *reg, uint32_t val)
+{
+    *reg = deposit64(*reg, 32, 32, val);
+}
+
+static void rsim_write_aq_tail(RdmaSimState *s, uint32_t val)
+{
+    if (!rsim_ready(s) || val >= s->aq_depth) {
+        rsim_guest_error(s, "admin", "AQ_TAIL %u (depth %u, ready %d) ignored",
+                         val, s->aq_depth, rsim_ready(s));
+        return;
+    }
+    s->aq_tail = val;
+    rsim_admin_kick(s);
+}
+
+static void rsim_write_acq_head(RdmaSimState *s, uint32_t val)
+{
+    if (!rsim_ready(s) || val >= s->acq_depth) {
+        rsim_guest_error(s, "admin", "ACQ_HEAD %u (depth %u) ignored",
+                         val, s->acq_depth);
+        return;
+    }
+    s->acq_head = val;
+    rsim_admin_kick(s);
+}
+
+static void rsim_write_aeq_head(RdmaSimState *s, uint32_t val)
+{
+    if (!rsim_ready(s) || val >= s->aeq_depth) {
+        rsim_guest_error(s, "aeq", "AEQ_HEAD %u (depth %u) ignored",
+                         val, s->aeq_depth);
+        return;
+    }
+    s->aeq_head = val;
+}
+
+static void rsim_regs_write(void *opaque, hwaddr addr, uint64_t val64,
+                            unsigned size)
+{
+    RdmaSimState *s = opaque;
+    uint32_t val = val64;
+
+    if (s->busy) {
+        rsim_guest_error(s, "mmio", "register write 0x%" HWADDR_PRIx
+                         " from the device's own DMA", addr);
+        return;
+    }
+    trace_rdma_sim_reg_write(addr, val);
+    switch (addr) {
+    case A_RSIM_DEV_CTRL:
+        rsim_write_dev_ctrl(s, val);
+        break;
+    case A_RSIM_INTR_MASK:
+        s->intr_mask = val & (R_RSIM_INTR_MASK_ADMIN_MASK |
+                              R_RSIM_INTR_MASK_ASYNC_MASK);
+        break;
+    case A_RSIM_AQ_BASE_LO:
+        if (rsim_config_writable(s, addr)) {
+            rsim_set_lo(&s->aq_base, val);
+        }
+        break;
+    case A_RSIM_AQ_BASE_HI:
+        if (rsim_config_writable(s, addr)) {
+            rsim_set_hi(&s->aq_base, val);
+        }
+        break;
+    case A_RSIM_AQ_DEPTH:
+        if (rsim_config_writable(s, addr)) {
+            s->aq_depth = val;
+        }
+        break;
+    case A_RSIM_AQ_TAIL:
+        rsim_write_aq_tail(s, val);
+        break;
+    case A_RSIM_ACQ_BASE_LO:
+        if (rsim_config_writable(s, addr)) {
+            rsim_set_lo(&s->acq_base, val);
+        }
+        break;
+    case A_RSIM_ACQ_BASE_HI:
+        if (rsim_config_writable(s, addr)) {
+            rsim_set_hi(&s->acq_base, val);
+        }
+        break;
+    case A_RSIM_ACQ_DEPTH:
+        if (rsim_config_writable(s, addr)) {
+            s->acq_depth = val;
+        }
+        break;
+    case A_RSIM_ACQ_HEAD:
+        rsim_write_acq_head(s, val);
+        break;
+    case A_RSIM_AEQ_BASE_LO:
+        if (rsim_config_writable(s, addr)) {
+            rsim_set_lo(&s->aeq_base, val);
+        }
+        break;
+    case A_RSIM_AEQ_BASE_HI:
+        if (rsim_config_writable(s, addr)) {
+            rsim_set_hi(&s->aeq_base, val);
+        }
+        break;
+    case A_RSIM_AEQ_DEPTH:
+        if (rsim_config_writable(s, addr)) {
+            s->aeq_depth = val;
+        }
+        break;
+    case A_RSIM_AEQ_HEAD:
+        rsim_write_aeq_head(s, val);
+        break;
+    case A_RSIM_EQ_DB:
+        rsim_eq_doorbell(s, val);
+        break;
+    case A_RSIM_ETH_TX_DB:
+        rsim_eth_tx_doorbell(s, val);
+        break;
+    case A_RSIM_ETH_RX_DB:
+        rsim_eth_rx_doorbell(s, val);
+        break;
+    default:
+        rsim_guest_error(s, "mmio", "write 0x%x to read-only or unassigned "
+                         "register 0x%" HWADDR_PRIx, val, addr);
+        break;
+    }
+}
+
+static const MemoryRegionOps rsim_regs_ops = {
+    .read = rsim_regs_read,
+    .write = rsim_regs_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 4,
+        .max_access_size = 4,
+        .unaligned = false,
+    },
+    .impl = {
+        .min_access_size = 4,
+        .max_access_size = 4,
+    },
+};
+
+/*
+ * Doorbell pages: page 0 (the kernel's) may ring any object, page n only
+ * objects created with db_page n.
+ */
+static bool rsim_db_page_ok(RdmaSimState *s, unsigned page, unsigned owner,
+                            const char *what, uint32_t num)
+{
+    if (page && page != owner) {
+        rsim_guest_error(s, "doorbell", "%s %u rung from page %u, owned by "
+                         "page %u", what, num, page, owner);
+        return false;
+    }
+    return true;
+}
+
+static void rsim_db_write(void *opaque, hwaddr addr, uint64_t val64,
+                          unsigned size)
+{
+    RdmaSimState *s = opaque;
+    unsigned page = addr / RSIM_DB_PAGE_SIZE;
+    uint32_t val = val64;
+    RsimQp *qp;
+    RsimCq *cq;
+    RsimSrq *srq;
+
+    if (s->busy) {
+        rsim_guest_error(s, "doorbell", "write 0x%" HWADDR_PRIx
+                         " from the device's own DMA", addr);
+        return;
+    }
+    if (!rsim_ready(s)) {
+        rsim_guest_error(s, "doorbell", "write 0x%" HWADDR_PRIx
+                         " while the device is not ready", addr);
+        return;
+    }
+    trace_rdma_sim_doorbell(page, addr % RSIM_DB_PAGE_SIZE, val);
+    switch (addr % RSIM_DB_PAGE_SIZE) {
+    case A_RSIM_DB_SQ:
+        qp = rsim_qp_lookup(s, val);
+        if (!qp) {
+            rsim_guest_error(s, "doorbell", "SQ doorbell for no QP %u", val);
+        } else if (rsim_db_page_ok(s, page, qp->db_page, "QP", val)) {
+            rsim_qp_sq_doorbell(s, qp);
+        }
+        break;
+    case A_RSIM_DB_RQ:
+        qp = rsim_qp_lookup(s, val);
+        if (!qp) {
+            rsim_guest_error(s, "doorbell", "RQ doorbell for no QP %u", val);
+        } else if (rsim_db_page_ok(s, page, qp->db_page, "QP", val)) {
+            rsim_qp_rq_doorbell(s, qp);
+        }
+        break;
+    case A_RSIM_DB_SRQ:
+        srq = rsim_srq_lookup(s, val);
+        if (!srq) {
+            rsim_guest_error(s, "doorbell", "doorbell for no SRQ %u", val);
+        } else {
+            rsim_db_page_ok(s, page, srq->db_page, "SRQ", val);
+        }
+        break;
+    case A_RSIM_DB_CQ:
+        cq = rsim_cq_lookup(s, FIELD_EX32(val, RSIM_DB_CQ, CQN));
+        if (!cq) {
+            rsim_guest_error(s, "doorbell", "CQ doorbell for no CQ %u",
+                             FIELD_EX32(val, RSIM_DB_CQ, CQN));
+        } else if (rsim_db_page_ok(s, page, cq->db_page, "CQ", cq->cqn)) {
+            rsim_cq_arm(s, cq, FIELD_EX32(val, RSIM_DB_CQ, ARM));
+        }
+        break;
+    default:
+        rsim_guest_error(s, "doorbell", "write to unassigned doorbell 0x%"
+                         HWADDR_PRIx, addr);
+        break;
+    }
+}
+
+static uint64_t rsim_db_read(void *opaque, hwaddr addr, unsigned size)
+{
+    return 0;
+}
+
+static const MemoryRegionOps rsim_db_ops = {
+    .read = rsim_db_read,
+    .write = rsim_db_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 4,
+        .max_access_size = 4,
+        .unaligned = false,
+    },
+    .impl = {
+        .min_access_size = 4,
+        .max_access_size = 4,
+    },
+};
+
+static bool rsim_check_props(RdmaSimState *s, Error **errp)
+{
+    const RsimProps *p = &s->props;
+
+    if (p->max_qp < 2 || p->max_qp > RSIM_MAX_QP_LIMIT) {
+        error_setg(errp, "rdma-sim: max-qp must be 2..%u, not %u",
+                   RSIM_MAX_QP_LIMIT, p->max_qp);
+        return false;
+    }
+    if (p->max_mr < 1 || p->max_mr > RSIM_MAX_MR_LIMIT) {
+        error_setg(errp, "rdma-sim: max-mr must be 1..%u, not %u",
+                   RSIM_MAX_MR_LIMIT, p->max_mr);
+        return false;
+    }
+    if (!p->max_cq || p->max_cq > (1u << 24) || !p->max_pd ||
+        p->max_pd > (1u << 24) || !p->max_srq || p->max_srq > (1u << 24) ||
+        p->max_ah < 2 || p->max_ah > (1u << 24)) {
+        error_setg(errp, "rdma-sim: max-cq, max-pd, max-srq must be "
+                   "1..16777216 and max-ah 2..16777216");
+        return false;
+    }
+    if (!p->max_gid || p->max_gid > 256) {
+        error_setg(errp, "rdma-sim: max-gid must be 1..256, not %u",
+                   p->max_gid);
+        return false;
+    }
+    if (!p->max_sge || p->max_sge > 64) {
+        error_setg(errp, "rdma-sim: max-sge must be 1..64, not %u",
+                   p->max_sge);
+        return false;
+    }
+    if (p->max_qp_wr < 1 || p->max_qp_wr > 32767 ||
+        p->max_cqe < 1 || p->max_cqe > 4194303) {
+        error_setg(errp, "rdma-sim: max-qp-wr must be 1..32767 and max-cqe "
+                   "1..4194303");
+        return false;
+    }
+    if (p->max_inline > 4096) {
+        error_setg(errp, "rdma-sim: max-inline must be at most 4096, not %u",
+                   p->max_inline);
+        return false;
+    }
+    if (RSIM_SEND_WQE_HDR_SIZE + MAX(p->max_inline, p->max_sge * 16) >
+        RSIM_MAX_ELEM_SIZE) {
+        error_setg(errp, "rdma-sim: max-inline and max-sge give send WQEs "
+                   "larger than %u bytes", RSIM_MAX_ELEM_SIZE);
+        return false;
+    }
+    if (!p->max_rd_atom || p->max_rd_atom > 128) {
+        error_setg(errp, "rdma-sim: max-rd-atom must be 1..128, not %u",
+                   p->max_rd_atom);
+        return false;
+    }
+    if (!p->db_pages || p->db_pages > RSIM_MAX_DB_PAGES) {
+        error_setg(errp, "rdma-sim: db-pages must be 1..%u, not %u",
+                   RSIM_MAX_DB_PAGES, p->db_pages);
+        return false;
+    }
+    if (p->msix_vectors < 2 || p->msix_vectors > RSIM_MAX_MSIX) {
+        error_setg(errp, "rdma-sim: msix-vectors must be 2..%u, not %u",
+                   RSIM_MAX_MSIX, p->msix_vectors);
+        return false;
+    }
+    return true;
+}
+
+static void rsim_init_tables(RdmaSimState *s)
+{
+    const RsimProps *p = &s->props;
+
+    s->pds = g_new0(RsimPd, p->max_pd);
+    s->mrs = g_new0(RsimMr, p->max_mr);
+    s->ahs = g_new0(RsimAh, p->max_ah);
+    s->gids = g_new0(RsimGid, p->max_gid);
+    s->eqs = g_new0(RsimEq, p->msix_vectors - 1);
+    s->cqs = g_new0(RsimCq *, p->max_cq);
+    s->srqs = g_new0(RsimSrq *, p->max_srq);
+    s->qps = g_new0(RsimQp *, p->max_qp);
+    for (uint32_t i = 0; i < p->msix_vectors - 1; i++) {
+        QTAILQ_INIT(&s->eqs[i].waiting);
+    }
+}
+
+static void rsim_realize(PCIDevice *pci, Error **errp)
+{
+    RdmaSimState *s = RDMA_SIM(pci);
+    uint32_t db_size;
+
+    if (!rsim_check_props(s, errp)) {
+        return;
+    }
+    pci->config[PCI_INTERRUPT_PIN] = 0;
+    pci_config_set_revision(pci->config, RSIM_PCI_REVISION);
+
+    memory_region_init_io(&s->regs_mr, OBJECT(s), &rsim_regs_ops, s,
+                          "rdma-sim-regs", RSIM_REGS_SIZE);
+    pci_register_bar(pci, RSIM_BAR_REGS, PCI_BASE_ADDRESS_SPACE_MEMORY,
+                     &s->regs_mr);
+
+    /* BAR sizes must be powers of two */
+    db_size = pow2ceil(s->props.db_pages) * RSIM_DB_PAGE_SIZE;
+    memory_region_init_io(&s->db_mr, OBJECT(s), &rsim_db_ops, s,
+                          "rdma-sim-doorbells", db_size);
+    pci_register_bar(pci, RSIM_BAR_DOORBELL, PCI_BASE_ADDRESS_SPACE_MEMORY,
+                     &s->db_mr);
+
+    if (msix_init_exclusive_bar(pci, s->props.msix_vectors, RSIM_BAR_MSIX,
+                                errp)) {
+        return;
+    }
+    for (unsigned i = 0; i < s->props.msix_vectors; i++) {
+        msix_vector_use(pci, i);
+    }
+
+    rsim_init_tables(s);
+    rsim_admin_init(s);
+    rsim_net_init(s, errp);
+    rsim_reset_state(s);
+}
+
+static void rsim_exit(PCIDevice *pci)
+{
+    RdmaSimState *s = RDMA_SIM(pci);
+
+    rsim_reset_state(s);
+    rsim_net_cleanup(s);
+    qemu_bh_delete(s->admin_bh);
+    msix_uninit_exclusive_bar(pci);
+    g_free(s->pds);
+    g_free(s->mrs);
+    g_free(s->ahs);
+    g_free(s->gids);
+    g_free(s->eqs);
+    g_free(s->cqs);
+    g_free(s->srqs);
+    g_free(s->qps);
+}
+
+static void rsim_qdev_reset(DeviceState *dev)
+{
+    rsim_reset_state(RDMA_SIM(dev));
+}
+
+static Property rsim_properties[] = {
+    DEFINE_NIC_PROPERTIES(RdmaSimState, conf),
+    DEFINE_PROP_UINT32("max-qp", RdmaSimState, props.max_qp, 1024),
+    DEFINE_PROP_UINT32("max-cq", RdmaSimState, props.max_cq, 1024),
+    DEFINE_PROP_UINT32("max-srq", RdmaSimState, props.max_srq, 256),
+    DEFINE_PROP_UINT32("max-mr", RdmaSimState, props.max_mr, 8192),
+    DEFINE_PROP_UINT32("max-pd", RdmaSimState, props.max_pd, 1024),
+    DEFINE_PROP_UINT32("max-ah", RdmaSimState, props.max_ah, 1024),
+    DEFINE_PROP_UINT32("max-gid", RdmaSimState, props.max_gid, 16),
+    DEFINE_PROP_UINT32("max-sge", RdmaSimState, props.max_sge, 16),
+    DEFINE_PROP_UINT32("max-qp-wr", RdmaSimState, props.max_qp_wr, 16384),
+    DEFINE_PROP_UINT32("max-cqe", RdmaSimState, props.max_cqe, 65535),
+    DEFINE_PROP_UINT32("max-inline", RdmaSimState, props.max_inline, 512),
+    DEFINE_PROP_UINT32("max-rd-atom", RdmaSimState, props.max_rd_atom, 16),
+    DEFINE_PROP_UINT32("db-pages", RdmaSimState, props.db_pages, 64),
+    DEFINE_PROP_UINT32("msix-vectors", RdmaSimState, props.msix_vectors, 9),
+    DEFINE_PROP_END_OF_LIST(),
+};
+
+static const struct {
+    const char *name;
+    const char *desc;
+} rsim_prop_help[] = {
+    { "max-qp", "QP table size; QPNs 2..max-qp-1 (QPN 1 is GSI), 2..1048576" },
+    { "max-cq", "completion queues, 1..16777216" },
+    { "max-srq", "shared receive queues, 1..16777216" },
+    { "max-mr", "MR/stag table entries (key index range), 1..16777216" },
+    { "max-pd", "protection domains, 1..16777216" },
+    { "max-ah", "address handles (numbers 1..max-ah-1), 2..16777216" },
+    { "max-gid", "GID table entries of the port, 1..256" },
+    { "max-sge", "scatter/gather entries per work request, 1..64" },
+    { "max-qp-wr", "work requests per send/receive queue, 1..32767" },
+    { "max-cqe", "entries per completion queue, 1..4194303" },
+    { "max-inline", "inline data bytes per send work request, 0..4096" },
+    { "max-rd-atom", "outstanding RDMA READ/atomic operations per QP, "
+      "1..128" },
+    { "db-pages", "4 KiB doorbell pages in BAR2 (page 0: kernel), 1..1024" },
+    { "msix-vectors", "MSI-X vectors: 0 admin/async, the rest completion "
+      "EQs; 2..32" },
+};
+
+static const VMStateDescription rsim_vmstate = {
+    .name = "rdma-sim",
+    /* Migration of RDMA resources is future work: refuse it cleanly. */
+    .unmigratable = 1,
+};
+
+static void rsim_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    PCIDeviceClass *pc = PCI_DEVICE_CLASS(klass);
+
+    pc->realize = rsim_realize;
+    pc->exit = rsim_exit;
+    pc->vendor_id = RSIM_PCI_VENDOR_ID;
+    pc->device_id = RSIM_PCI_DEVICE_ID;
+    pc->subsystem_vendor_id = RSIM_PCI_SUBSYS_VENDOR_ID;
+    pc->subsystem_id = RSIM_PCI_SUBSYS_ID;
+    pc->revision = RSIM_PCI_REVISION;
+    pc->class_id = PCI_CLASS_NETWORK_ETHERNET;
+    dc->desc = "rdma-sim RoCEv2 RDMA NIC (Soft-RoCE compatible)";
+    dc->reset = rsim_qdev_reset;
+    dc->vmsd = &rsim_vmstate;
+    device_class_set_props(dc, rsim_properties);
+    for (size_t i = 0; i < ARRAY_SIZE(rsim_prop_help); i++) {
+        object_class_property_set_description(klass, rsim_prop_help[i].name,
+                                              rsim_prop_help[i].desc);
+    }
+    set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
+}
+
+static const TypeInfo rsim_info = {
+    .name = TYPE_RDMA_SIM,
+    .parent = TYPE_PCI_DEVICE,
+    .instance_size = sizeof(RdmaSimState),
+    .class_init = rsim_class_init,
+    .interfaces = (InterfaceInfo[]) {
+        { INTERFACE_CONVENTIONAL_PCI_DEVICE },
+        { },
+    },
+};
+
+static void rsim_register_types(void)
+{
+    type_register_static(&rsim_info);
+}
+
+type_init(rsim_register_types)

@@ -1,0 +1,367 @@
+/*
+ * rdma-sim: emulated RoCEv2 RDMA NIC - device state
+ *
+ * The programming model (registers, commands, queue formats) lives in
+ * include/rdma-sim/rdma_sim_hw.h and docs/datasheet.md; this header holds
+ * only the emulation's own state and the interfaces between its files:
+ *
+ *   rdma-sim.c  PCI function, BAR0 registers, doorbells, reset, properties
+ *   admin.c     admin queue and one function per admin command
+ *   mr.c        page lists, the MR/stag table and address translation
+ *   queue.c     rings in guest memory, CQ completions, event queues
+ *   qp.c        QP objects and the QP state machine
+ *   net.c       the QEMU NIC: Ethernet rings, frame filter and dispatch
+ *
+ * Everything runs in the main loop with the BQL held (MMIO handlers, bottom
+ * halves, timers and NIC receive callbacks), so no extra locking is needed.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#ifndef HW_RDMA_SIM_H
+#define HW_RDMA_SIM_H
+
+#include "hw/pci/pci.h"
+#include "net/net.h"
+#include "qemu/queue.h"
+#include "qom/object.h"
+#include "hw/rdma-sim/rdma_sim_hw.h"
+
+#define TYPE_RDMA_SIM "rdma-sim"
+OBJECT_DECLARE_SIMPLE_TYPE(RdmaSimState, RDMA_SIM)
+
+/* Hard limits of this model, beyond which properties are refused */
+#define RSIM_MAX_QP_LIMIT       (1u << 20)
+#define RSIM_MAX_MR_LIMIT       (1u << 24)
+#define RSIM_MAX_MSIX           32
+#define RSIM_MAX_DB_PAGES       1024
+#define RSIM_MAX_ELEM_SIZE      8192
+#define RSIM_MAX_EQ_DEPTH       4096
+#define RSIM_MAX_AQ_DEPTH       256
+#define RSIM_MAX_ETH_DEPTH      4096
+#define RSIM_MAX_PBL_L1         8192
+#define RSIM_MAX_PBL_ROOT       8192
+#define RSIM_MAX_FAST_REG_PAGES 512
+#define RSIM_MAX_MR_SIZE        (1ull << 34)
+#define RSIM_PAGE_SIZES         ((1u << 12) | (1u << 21) | (1u << 30))
+#define RSIM_ADMIN_TIMEOUT_MS   5000
+#define RSIM_RESET_TIMEOUT_MS   1000
+
+typedef struct RdmaSimState RdmaSimState;
+
+/* A page list: how a ring or an MR maps onto guest memory */
+typedef struct RsimPageList {
+    uint64_t addr;              /* buffer (level 0), list or root */
+    uint32_t npages;
+    uint32_t fbo;
+    uint8_t level;
+    uint8_t page_shift;
+} RsimPageList;
+
+/* A contiguous piece of guest memory found by translation */
+typedef struct RsimSeg {
+    dma_addr_t addr;
+    uint64_t len;
+} RsimSeg;
+
+/*
+ * A Soft-RoCE format ring in guest memory.  The page list is resolved once
+ * at creation into pages[] so that element accesses need no list walks.
+ */
+typedef struct RsimRing {
+    RsimPageList pl;
+    dma_addr_t *pages;          /* npages entries; NULL for level 0 */
+    uint64_t bytes;             /* header + elements */
+    uint32_t depth;
+    uint32_t mask;
+    uint8_t log2_elem;
+} RsimRing;
+
+typedef struct RsimPd {
+    bool valid;
+    uint32_t refs;              /* QPs, SRQs, MRs, AHs */
+} RsimPd;
+
+typedef struct RsimMr {
+    uint8_t state;              /* enum rsim_mr_state */
+    bool phys;                  /* DMA MR: iova == guest address */
+    bool fast_reg;              /* from ALLOC_STAG */
+    uint32_t key;
+    uint32_t pdn;
+    uint32_t access;
+    uint64_t iova;
+    uint64_t length;
+    uint32_t max_pages;         /* fast registration list capacity */
+    uint64_t fr_list;           /* fast registration list address */
+    RsimPageList pl;
+} RsimMr;
+
+typedef struct RsimCq RsimCq;
+
+typedef struct RsimEq {
+    bool valid;
+    bool armed;
+    uint32_t vector;
+    uint64_t addr;
+    uint32_t depth;
+    uint32_t tail;              /* next entry the device writes */
+    uint32_t head;              /* consumer index from EQ_DB */
+    bool phase;
+    uint32_t refs;              /* CQs and Ethernet rings */
+    /* CQs whose event waits for room in the ring */
+    QTAILQ_HEAD(, RsimCq) waiting;
+    bool eth_waiting[2];
+} RsimEq;
+
+struct RsimCq {
+    bool valid;
+    uint32_t cqn;
+    uint32_t eqn;
+    uint16_t db_page;
+    uint8_t arm;                /* enum rsim_cq_arm */
+    bool event_waiting;         /* on eq->waiting */
+    bool overflow_reported;
+    uint32_t refs;              /* QPs */
+    uint32_t prod;              /* device's producer index */
+    RsimRing ring;
+    QTAILQ_ENTRY(RsimCq) wait_link;
+};
+
+typedef struct RsimSrq {
+    bool valid;
+    uint32_t srqn;
+    uint32_t pdn;
+    uint16_t db_page;
+    uint8_t max_sge;
+    uint32_t limit;
+    uint32_t refs;              /* QPs */
+    uint32_t cons;              /* device's consumer index */
+    RsimRing ring;
+} RsimSrq;
+
+typedef struct RsimAh {
+    bool valid;
+    uint32_t pdn;
+    struct rsim_av av;
+} RsimAh;
+
+typedef struct RsimGid {
+    bool valid;
+    uint8_t gid[16];
+} RsimGid;
+
+typedef struct RsimQp {
+    uint32_t qpn;
+    uint8_t type;               /* enum rsim_qp_type */
+    uint8_t state;              /* enum rsim_qp_state */
+    bool sig_all;
+    bool sq_draining;
+    uint16_t db_page;
+    uint32_t pdn;
+    uint32_t send_cqn;
+    uint32_t recv_cqn;
+    uint32_t srqn;
+    uint8_t max_send_sge;
+    uint8_t max_recv_sge;
+    uint16_t max_inline;
+    RsimRing sq;
+    RsimRing rq;                /* unused with an SRQ */
+    uint32_t sq_cons;           /* device's SQ consumer index */
+    uint32_t rq_cons;           /* device's RQ consumer index */
+
+    /* attributes set by MODIFY_QP */
+    uint32_t qkey;
+    uint32_t rq_psn;
+    uint32_t sq_psn;
+    uint32_t dest_qpn;
+    uint32_t access;
+    uint16_t pkey_index;
+    uint8_t port;
+    uint8_t path_mtu;
+    uint8_t path_mig_state;
+    uint8_t max_rd_atomic;
+    uint8_t max_dest_rd_atomic;
+    uint8_t min_rnr_timer;
+    uint8_t timeout;
+    uint8_t retry_cnt;
+    uint8_t rnr_retry;
+    bool en_sqd_async_notify;
+    struct rsim_av av;
+} RsimQp;
+
+/* One Ethernet descriptor ring of the port's net device */
+typedef struct RsimEthq {
+    bool valid;
+    bool armed;
+    uint32_t eqn;
+    uint64_t addr;
+    uint32_t depth;
+    uint32_t prod;              /* from the doorbell */
+    uint32_t cons;              /* device's consumer index */
+} RsimEthq;
+
+typedef struct RsimProps {
+    uint32_t max_qp;
+    uint32_t max_cq;
+    uint32_t max_srq;
+    uint32_t max_mr;
+    uint32_t max_pd;
+    uint32_t max_ah;
+    uint32_t max_gid;
+    uint32_t max_sge;
+    uint32_t max_qp_wr;
+    uint32_t max_cqe;
+    uint32_t max_inline;
+    uint32_t max_rd_atom;
+    uint32_t db_pages;
+    uint32_t msix_vectors;
+} RsimProps;
+
+struct RdmaSimState {
+    PCIDevice parent_obj;
+
+    MemoryRegion regs_mr;
+    MemoryRegion db_mr;
+    MemoryRegion msix_mr;
+    NICState *nic;
+    NICConf conf;
+    RsimProps props;
+
+    /* registers */
+    uint32_t dev_ctrl;
+    uint32_t dev_status;
+    uint32_t intr_mask;
+    uint64_t aq_base, acq_base, aeq_base;
+    uint32_t aq_depth, acq_depth, aeq_depth;
+    uint32_t aq_tail, aq_head;
+    uint32_t acq_tail, acq_head;
+    bool acq_phase;
+    uint32_t aeq_tail, aeq_head;
+    bool aeq_phase;
+
+    QEMUBH *admin_bh;
+    /*
+     * Non-zero while the device itself is working (admin commands, frame
+     * processing).  An MMIO access arriving then can only come from the
+     * device's own DMA hitting its BARs; it is refused instead of
+     * re-entering the device.
+     */
+    unsigned busy;
+
+    /* port */
+    uint8_t mac[6];
+    uint32_t eth_mtu;
+    bool port_active;
+
+    /* object tables */
+    RsimPd *pds;
+    RsimMr *mrs;
+    RsimAh *ahs;
+    RsimGid *gids;
+    RsimEq *eqs;
+    RsimCq **cqs;
+    RsimSrq **srqs;
+    RsimQp **qps;
+    uint32_t next_qpn;          /* round-robin QPN allocation */
+    uint32_t key_seed;          /* variant of the next new key */
+    RsimEthq ethq[2];
+
+    uint64_t stats[RSIM_STAT_COUNT];
+};
+
+/*
+ * Report guest misbehaviour: a trace event with the details and a
+ * LOG_GUEST_ERROR message; counted in the guest_errors statistic.
+ */
+void rsim_guest_error(RdmaSimState *s, const char *what, const char *fmt, ...)
+    G_GNUC_PRINTF(3, 4);
+
+/* rdma-sim.c */
+bool rsim_ready(RdmaSimState *s);
+void rsim_set_fatal(RdmaSimState *s, enum rsim_fatal_reason reason);
+void rsim_msix_notify(RdmaSimState *s, unsigned vector);
+MemTxResult rsim_dma_read(RdmaSimState *s, dma_addr_t addr, void *buf,
+                          dma_addr_t len);
+MemTxResult rsim_dma_write(RdmaSimState *s, dma_addr_t addr, const void *buf,
+                           dma_addr_t len);
+
+/* admin.c */
+void rsim_admin_init(RdmaSimState *s);
+void rsim_admin_kick(RdmaSimState *s);
+const char *rsim_cmd_name(unsigned opcode);
+
+/* mr.c */
+enum rsim_status rsim_pl_check(RdmaSimState *s, const RsimPageList *pl,
+                               uint64_t length);
+enum rsim_status rsim_pl_map(RdmaSimState *s, const RsimPageList *pl,
+                             uint64_t offset, uint64_t len, RsimSeg *seg);
+enum rsim_status rsim_mr_check(RdmaSimState *s, uint32_t key, uint32_t pdn,
+                               uint32_t access, uint64_t iova, uint64_t len,
+                               RsimMr **mrp);
+enum rsim_status rsim_mr_map(RdmaSimState *s, const RsimMr *mr,
+                             uint64_t iova, uint64_t len, RsimSeg *seg);
+enum rsim_status rsim_mr_dma(RdmaSimState *s, uint32_t key, uint32_t pdn,
+                             uint32_t access, uint64_t iova, void *buf,
+                             uint64_t len, DMADirection dir);
+uint32_t rsim_new_key(RdmaSimState *s, uint32_t index, uint32_t old_key);
+void rsim_mr_reset(RdmaSimState *s);
+
+/* queue.c */
+enum rsim_status rsim_ring_init(RdmaSimState *s, RsimRing *ring,
+                                const struct rsim_queue_desc *d,
+                                uint32_t min_elem, uint32_t max_depth);
+void rsim_ring_free(RsimRing *ring);
+MemTxResult rsim_ring_rw(RdmaSimState *s, const RsimRing *ring,
+                         uint64_t offset, void *buf, uint64_t len,
+                         DMADirection dir);
+MemTxResult rsim_ring_read_index(RdmaSimState *s, const RsimRing *ring,
+                                 unsigned offset, uint32_t *index);
+MemTxResult rsim_ring_write_index(RdmaSimState *s, const RsimRing *ring,
+                                  unsigned offset, uint32_t index);
+MemTxResult rsim_ring_read_elem(RdmaSimState *s, const RsimRing *ring,
+                                uint32_t index, void *buf, uint32_t len);
+MemTxResult rsim_ring_write_elem(RdmaSimState *s, const RsimRing *ring,
+                                 uint32_t index, const void *buf,
+                                 uint32_t len);
+void rsim_aeq_post(RdmaSimState *s, enum rsim_event_type type,
+                   uint32_t object, uint64_t data);
+void rsim_eq_doorbell(RdmaSimState *s, uint32_t val);
+void rsim_eq_post_eth(RdmaSimState *s, unsigned kind);
+void rsim_eq_reset(RdmaSimState *s, RsimEq *eq);
+bool rsim_cq_post(RdmaSimState *s, RsimCq *cq, const struct rsim_cqe *cqe,
+                  bool solicited);
+void rsim_cq_arm(RdmaSimState *s, RsimCq *cq, unsigned arm);
+void rsim_cq_destroy(RdmaSimState *s, RsimCq *cq);
+RsimCq *rsim_cq_lookup(RdmaSimState *s, uint32_t cqn);
+RsimSrq *rsim_srq_lookup(RdmaSimState *s, uint32_t srqn);
+enum rsim_status rsim_ring_move(RdmaSimState *s, RsimRing *from,
+                                uint32_t from_cons, uint32_t from_prod,
+                                RsimRing *to);
+
+/* qp.c */
+RsimQp *rsim_qp_lookup(RdmaSimState *s, uint32_t qpn);
+enum rsim_status rsim_qp_modify(RdmaSimState *s, RsimQp *qp,
+                                const struct rsim_qp_attr *attr,
+                                const char **why);
+void rsim_qp_query(RdmaSimState *s, RsimQp *qp, struct rsim_qp_attr *attr);
+void rsim_qp_destroy(RdmaSimState *s, RsimQp *qp);
+void rsim_qp_sq_doorbell(RdmaSimState *s, RsimQp *qp);
+void rsim_qp_rq_doorbell(RdmaSimState *s, RsimQp *qp);
+void rsim_qp_to_error(RdmaSimState *s, RsimQp *qp);
+void rsim_qp_flush(RdmaSimState *s, RsimQp *qp);
+const char *rsim_qp_state_name(unsigned state);
+uint32_t rsim_wc_opcode(uint32_t wr_opcode);
+enum rsim_status rsim_av_check(RdmaSimState *s, const struct rsim_av *av,
+                               const char **why);
+
+/* net.c */
+void rsim_net_init(RdmaSimState *s, Error **errp);
+void rsim_net_cleanup(RdmaSimState *s);
+void rsim_net_reset(RdmaSimState *s);
+void rsim_eth_tx_doorbell(RdmaSimState *s, uint32_t val);
+void rsim_eth_rx_doorbell(RdmaSimState *s, uint32_t val);
+void rsim_port_update(RdmaSimState *s, bool announce);
+void rsim_net_transmit(RdmaSimState *s, const uint8_t *frame, size_t len);
+uint8_t rsim_active_mtu(uint32_t eth_mtu);
+
+#endif /* HW_RDMA_SIM_H */
