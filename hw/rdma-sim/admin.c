@@ -502,6 +502,7 @@ static enum rsim_status rsim_cmd_create_qp(RdmaSimState *s, RsimCmd *c)
     RsimCq *rcq = rsim_cq_lookup(s, le32_to_cpu(p->recv_cqn));
     RsimSrq *srq = NULL;
     uint32_t max_depth = rsim_max_depth(s->props.max_qp_wr);
+    uint32_t next_qpn = s->next_qpn;
     enum rsim_status st;
     RsimQp *qp;
     uint32_t qpn;
@@ -546,6 +547,7 @@ static enum rsim_status rsim_cmd_create_qp(RdmaSimState *s, RsimCmd *c)
                         MAX(16u * p->max_send_sge, max_inline), max_depth);
     if (st != RSIM_STS_OK) {
         g_free(qp);
+        s->next_qpn = next_qpn;     /* a refused command changes nothing */
         RSIM_REFUSE(c, st, "bad send queue descriptor");
     }
     if (!srq) {
@@ -554,6 +556,7 @@ static enum rsim_status rsim_cmd_create_qp(RdmaSimState *s, RsimCmd *c)
         if (st != RSIM_STS_OK) {
             rsim_ring_free(&qp->sq);
             g_free(qp);
+            s->next_qpn = next_qpn;
             RSIM_REFUSE(c, st, "bad receive queue descriptor");
         }
     }

@@ -17,6 +17,7 @@
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
 #include "rdma-sim.h"
+#include "transport.h"
 #include "trace.h"
 
 void rsim_guest_error(RdmaSimState *s, const char *what, const char *fmt, ...)
@@ -130,6 +131,7 @@ static void rsim_reset_state(RdmaSimState *s)
     memset(s->gids, 0, sizeof(*s->gids) * s->props.max_gid);
     memset(s->ethq, 0, sizeof(s->ethq));
     memset(s->stats, 0, sizeof(s->stats));
+    rsim_transport_reset(s);
     rsim_net_reset(s);
 
     qemu_bh_cancel(s->admin_bh);
@@ -667,6 +669,12 @@ static bool rsim_check_props(RdmaSimState *s, Error **errp)
                    RSIM_MAX_DB_PAGES, p->db_pages);
         return false;
     }
+    if (p->fault_drop > 1000000 || p->fault_dup > 1000000 ||
+        p->fault_reorder > 1000000 || p->fault_corrupt > 1000000) {
+        error_setg(errp, "rdma-sim: fault-* shares are parts per million, "
+                   "0..1000000");
+        return false;
+    }
     if (p->msix_vectors < 2 || p->msix_vectors > RSIM_MAX_MSIX) {
         error_setg(errp, "rdma-sim: msix-vectors must be 2..%u, not %u",
                    RSIM_MAX_MSIX, p->msix_vectors);
@@ -725,6 +733,7 @@ static void rsim_realize(PCIDevice *pci, Error **errp)
 
     rsim_init_tables(s);
     rsim_admin_init(s);
+    rsim_transport_init(s);
     rsim_net_init(s, errp);
     rsim_reset_state(s);
 }
@@ -735,6 +744,7 @@ static void rsim_exit(PCIDevice *pci)
 
     rsim_reset_state(s);
     rsim_net_cleanup(s);
+    rsim_transport_cleanup(s);
     qemu_bh_delete(s->admin_bh);
     msix_uninit_exclusive_bar(pci);
     g_free(s->pds);
@@ -768,6 +778,11 @@ static Property rsim_properties[] = {
     DEFINE_PROP_UINT32("max-rd-atom", RdmaSimState, props.max_rd_atom, 16),
     DEFINE_PROP_UINT32("db-pages", RdmaSimState, props.db_pages, 64),
     DEFINE_PROP_UINT32("msix-vectors", RdmaSimState, props.msix_vectors, 9),
+    DEFINE_PROP_UINT32("fault-drop", RdmaSimState, props.fault_drop, 0),
+    DEFINE_PROP_UINT32("fault-dup", RdmaSimState, props.fault_dup, 0),
+    DEFINE_PROP_UINT32("fault-reorder", RdmaSimState, props.fault_reorder, 0),
+    DEFINE_PROP_UINT32("fault-corrupt", RdmaSimState, props.fault_corrupt, 0),
+    DEFINE_PROP_UINT64("fault-seed", RdmaSimState, props.fault_seed, 0),
     DEFINE_PROP_END_OF_LIST(),
 };
 
@@ -791,6 +806,15 @@ static const struct {
     { "db-pages", "4 KiB doorbell pages in BAR2 (page 0: kernel), 1..1024" },
     { "msix-vectors", "MSI-X vectors: 0 admin/async, the rest completion "
       "EQs; 2..32" },
+    { "fault-drop", "drop this share of transmitted RoCE frames, in parts "
+      "per million (testing)" },
+    { "fault-dup", "duplicate this share of transmitted RoCE frames, ppm" },
+    { "fault-reorder", "delay this share of transmitted RoCE frames behind "
+      "the next one, ppm" },
+    { "fault-corrupt", "flip a bit in this share of transmitted RoCE frames, "
+      "ppm" },
+    { "fault-seed", "seed of the fault generator: the same seed gives the "
+      "same faults (0: a fixed default)" },
 };
 
 static const VMStateDescription rsim_vmstate = {

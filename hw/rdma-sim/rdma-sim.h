@@ -150,6 +150,8 @@ typedef struct RsimGid {
     uint8_t gid[16];
 } RsimGid;
 
+struct RsimXport;
+
 typedef struct RsimQp {
     uint32_t qpn;
     uint8_t type;               /* enum rsim_qp_type */
@@ -187,6 +189,10 @@ typedef struct RsimQp {
     uint8_t rnr_retry;
     bool en_sqd_async_notify;
     struct rsim_av av;
+
+    struct RsimXport *x;        /* transport state, from RTR on */
+    bool on_work_list;
+    QTAILQ_ENTRY(RsimQp) work_link;
 } RsimQp;
 
 /* One Ethernet descriptor ring of the port's net device */
@@ -215,6 +221,12 @@ typedef struct RsimProps {
     uint32_t max_rd_atom;
     uint32_t db_pages;
     uint32_t msix_vectors;
+    /* fault injection on transmitted RoCE frames, parts per million */
+    uint32_t fault_drop;
+    uint32_t fault_dup;
+    uint32_t fault_reorder;
+    uint32_t fault_corrupt;
+    uint64_t fault_seed;
 } RsimProps;
 
 struct RdmaSimState {
@@ -265,6 +277,14 @@ struct RdmaSimState {
     uint32_t next_qpn;          /* round-robin QPN allocation */
     uint32_t key_seed;          /* variant of the next new key */
     RsimEthq ethq[2];
+
+    /* transport engine (transport.c) */
+    QEMUBH *xport_bh;
+    QTAILQ_HEAD(, RsimQp) work;         /* QPs with requester work */
+    GQueue loop_frames;                 /* looped-back frames to receive */
+    GByteArray *held_frame;             /* a frame held back to reorder */
+    bool held_loop;                     /* ... addressed to this device */
+    uint64_t fault_rng;
 
     uint64_t stats[RSIM_STAT_COUNT];
 };

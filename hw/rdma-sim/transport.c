@@ -1,46 +1,477 @@
 /*
- * rdma-sim: RoCEv2 transport engine
+ * rdma-sim: transport engine - scheduling, timers, transmission, receive
+ *
+ * Doorbells put a QP on the work list and schedule rsim_xport_bh, which
+ * runs the requesters round robin with a packet budget each.  Frames for
+ * one of the device's own addresses (internal loopback) are queued and
+ * received by the same bottom half, never recursively.  Fault injection
+ * damages transmitted RoCE frames on request, reproducibly.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
 #include "qemu/osdep.h"
+#include "qemu/bswap.h"
+#include "qemu/main-loop.h"
 #include "transport.h"
 #include "trace.h"
 
+/* Loopback frames received per bottom-half run before yielding */
+#define RSIM_LOOP_BUDGET        256
+/* Requester rounds per bottom-half run before yielding */
+#define RSIM_ROUNDS             16
+
+/* ------------------------------------------------------------------------
+ * Transmission
+ * ------------------------------------------------------------------------ */
+
+static bool rsim_is_own_gid(RdmaSimState *s, const uint8_t *gid)
+{
+    for (uint32_t i = 0; i < s->props.max_gid; i++) {
+        if (s->gids[i].valid && !memcmp(s->gids[i].gid, gid, 16)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void rsim_deliver(RdmaSimState *s, const uint8_t *data, size_t len,
+                         bool loop)
+{
+    s->stats[RSIM_STAT_TX_ROCE_PKTS]++;
+    if (loop) {
+        s->stats[RSIM_STAT_LOOPBACK_PKTS]++;
+        g_queue_push_tail(&s->loop_frames,
+                          g_byte_array_append(g_byte_array_sized_new(len),
+                                              data, len));
+        qemu_bh_schedule(s->xport_bh);
+    } else {
+        rsim_net_transmit(s, data, len);
+    }
+}
+
+/* xorshift64*: a small generator whose sequence the fault-seed fixes */
+static uint32_t rsim_fault_rand(RdmaSimState *s)
+{
+    s->fault_rng ^= s->fault_rng >> 12;
+    s->fault_rng ^= s->fault_rng << 25;
+    s->fault_rng ^= s->fault_rng >> 27;
+    return (s->fault_rng * 0x2545f4914f6cdd1dull) >> 32;
+}
+
+static bool rsim_fault_hit(RdmaSimState *s, uint32_t ppm)
+{
+    return ppm && rsim_fault_rand(s) % 1000000 < ppm;
+}
+
+static void rsim_release_held(RdmaSimState *s)
+{
+    GByteArray *held = s->held_frame;
+
+    if (held) {
+        s->held_frame = NULL;
+        rsim_deliver(s, held->data, held->len, s->held_loop);
+        g_byte_array_unref(held);
+    }
+}
+
+/* Send a finished RoCE frame: to ourselves or to the network. */
+void rsim_xmit(RdmaSimState *s, RoceFrame *f)
+{
+    const uint8_t *dip = f->data + f->l3 + (f->ipv6 ? 24 : 16);
+    uint8_t gid[16];
+    bool loop;
+
+    if (f->ipv6) {
+        memcpy(gid, dip, 16);
+    } else {
+        memset(gid, 0, 10);
+        gid[10] = gid[11] = 0xff;
+        memcpy(gid + 12, dip, 4);
+    }
+    loop = rsim_is_own_gid(s, gid);
+
+    if (rsim_fault_hit(s, s->props.fault_drop)) {
+        s->stats[RSIM_STAT_FAULT_DROP]++;
+        return;
+    }
+    if (rsim_fault_hit(s, s->props.fault_corrupt)) {
+        /* flip a bit past the headers: the ICRC check must catch it */
+        unsigned pos = f->bth + rsim_fault_rand(s) % (f->len - f->bth);
+
+        s->stats[RSIM_STAT_FAULT_CORRUPT]++;
+        f->data[pos] ^= 1u << (rsim_fault_rand(s) % 8);
+    }
+    if (!s->held_frame && rsim_fault_hit(s, s->props.fault_reorder)) {
+        s->stats[RSIM_STAT_FAULT_REORDER]++;
+        s->held_frame = g_byte_array_append(g_byte_array_sized_new(f->len),
+                                            f->data, f->len);
+        s->held_loop = loop;
+        /* released after the next frame, or when the engine goes idle */
+        qemu_bh_schedule(s->xport_bh);
+        return;
+    }
+    rsim_deliver(s, f->data, f->len, loop);
+    if (rsim_fault_hit(s, s->props.fault_dup)) {
+        s->stats[RSIM_STAT_FAULT_DUP]++;
+        rsim_deliver(s, f->data, f->len, loop);
+    }
+    rsim_release_held(s);
+}
+
+/* ------------------------------------------------------------------------
+ * Scheduling and timers
+ * ------------------------------------------------------------------------ */
+
+void rsim_qp_schedule(RdmaSimState *s, RsimQp *qp)
+{
+    if (!qp->x || qp->on_work_list) {
+        return;
+    }
+    qp->on_work_list = true;
+    QTAILQ_INSERT_TAIL(&s->work, qp, work_link);
+    qemu_bh_schedule(s->xport_bh);
+}
+
+static void rsim_qp_unschedule(RdmaSimState *s, RsimQp *qp)
+{
+    if (qp->on_work_list) {
+        QTAILQ_REMOVE(&s->work, qp, work_link);
+        qp->on_work_list = false;
+    }
+}
+
+static void rsim_rx_frame(RdmaSimState *s, const uint8_t *frame, size_t len);
+
+static void rsim_xport_bh(void *opaque)
+{
+    RdmaSimState *s = opaque;
+    unsigned budget = RSIM_LOOP_BUDGET;
+    GByteArray *frame;
+
+    s->busy++;
+    for (unsigned round = 0; round < RSIM_ROUNDS; round++) {
+        unsigned n = 0;
+        RsimQp *qp;
+
+        while (budget && (frame = g_queue_pop_head(&s->loop_frames))) {
+            rsim_rx_frame(s, frame->data, frame->len);
+            g_byte_array_unref(frame);
+            budget--;
+        }
+        if (QTAILQ_EMPTY(&s->work)) {
+            break;
+        }
+        /* one turn for each QP waiting now; those with more go again */
+        QTAILQ_FOREACH(qp, &s->work, work_link) {
+            n++;
+        }
+        while (n-- && (qp = QTAILQ_FIRST(&s->work)) != NULL) {
+            QTAILQ_REMOVE(&s->work, qp, work_link);
+            qp->on_work_list = false;
+            if (rsim_req_run(s, qp)) {
+                rsim_qp_schedule(s, qp);
+            }
+        }
+    }
+    if (!QTAILQ_EMPTY(&s->work) || !g_queue_is_empty(&s->loop_frames)) {
+        qemu_bh_schedule(s->xport_bh);
+    } else if (s->held_frame) {
+        /* nothing followed the held frame: let it go now */
+        rsim_release_held(s);
+        if (!g_queue_is_empty(&s->loop_frames)) {
+            qemu_bh_schedule(s->xport_bh);
+        }
+    }
+    s->busy--;
+}
+
+static int64_t rsim_timeout_ns(RsimQp *qp)
+{
+    return (int64_t)4096 << qp->timeout;
+}
+
+/* Keep the retransmission timer running while PSNs are unacknowledged. */
+void rsim_retry_timer_update(RdmaSimState *s, RsimQp *qp)
+{
+    RsimXport *x = qp->x;
+
+    if (!x || x->cq_stalled || x->rnr_wait) {
+        return;
+    }
+    if (!qp->timeout || !rsim_req_outstanding(qp)) {
+        timer_del(x->retry_timer);
+    } else if (!timer_pending(x->retry_timer)) {
+        timer_mod(x->retry_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+                  rsim_timeout_ns(qp));
+    }
+}
+
+static void rsim_retry_timer_cb(void *opaque)
+{
+    RsimQp *qp = opaque;
+    RdmaSimState *s = qp->x->dev;
+
+    s->busy++;
+    rsim_comp_timeout(s, qp);
+    s->busy--;
+}
+
+static void rsim_rnr_timer_cb(void *opaque)
+{
+    RsimQp *qp = opaque;
+    RdmaSimState *s = qp->x->dev;
+
+    s->busy++;
+    rsim_comp_rnr_expired(s, qp);
+    s->busy--;
+}
+
+/* ------------------------------------------------------------------------
+ * QP life cycle
+ * ------------------------------------------------------------------------ */
+
+static void rsim_xport_free(RdmaSimState *s, RsimQp *qp)
+{
+    RsimXport *x = qp->x;
+
+    if (!x) {
+        return;
+    }
+    rsim_qp_unschedule(s, qp);
+    timer_free(x->retry_timer);
+    timer_free(x->rnr_timer);
+    g_free(x->slots);
+    g_free(x->rwqe_sge);
+    g_free(x->res);
+    g_free(x);
+    qp->x = NULL;
+}
+
+static RsimXport *rsim_xport_new(RdmaSimState *s, RsimQp *qp)
+{
+    RsimXport *x = g_new0(RsimXport, 1);
+    uint32_t data = MAX(qp->max_send_sge * sizeof(RsimSgl), qp->max_inline);
+    RsimSrq *srq = rsim_srq_lookup(s, qp->srqn);
+
+    x->dev = s;
+    x->nslots = MIN(qp->sq.depth, pow2ceil(RSIM_WINDOW));
+    x->slot_size = ROUND_UP(sizeof(RsimWqe) + data, 8);
+    x->slots = g_malloc0((size_t)x->nslots * x->slot_size);
+    x->rwqe_sge = g_new0(RsimSgl, MAX(qp->max_recv_sge,
+                                      srq ? srq->max_sge : 0) + 1);
+    x->nres = MAX(1, s->props.max_rd_atom);
+    x->res = g_new0(RsimResource, x->nres);
+    x->retry_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rsim_retry_timer_cb,
+                                  qp);
+    x->rnr_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rsim_rnr_timer_cb, qp);
+    return x;
+}
+
+/* Addresses of the QP's packets, from its AV, GID entry and the port. */
+static void rsim_xport_set_path(RdmaSimState *s, RsimQp *qp)
+{
+    RocePath *p = &qp->x->path;
+    const struct rsim_av *av = &qp->av;
+
+    memset(p, 0, sizeof(*p));
+    memcpy(p->smac, s->mac, 6);
+    memcpy(p->dmac, av->dmac, 6);
+    if (av->sgid_index < s->props.max_gid) {
+        memcpy(p->sip, s->gids[av->sgid_index].gid, 16);
+    }
+    memcpy(p->dip, av->dgid, 16);
+    p->ipv6 = av->network_type == RSIM_NET_IPV6;
+    p->tclass = av->traffic_class;
+    p->hop_limit = av->hop_limit ? av->hop_limit : 64;
+    p->flow_label = le32_to_cpu(av->flow_label);
+    /* any port in 0xc000..0xffff is valid; spread flows by QP numbers */
+    p->sport = 0xc000 | ((qp->qpn ^ qp->dest_qpn ^ (qp->qpn >> 14)) & 0x3fff);
+    qp->x->mtu = 128u << qp->path_mtu;
+}
+
 void rsim_transport_qp_reset(RdmaSimState *s, RsimQp *qp)
 {
+    rsim_xport_free(s, qp);
 }
 
 void rsim_transport_qp_modified(RdmaSimState *s, RsimQp *qp,
                                 unsigned old_state)
 {
-    /* Nothing is in flight yet: an SQD drain finishes at once. */
-    if (qp->state == RSIM_QPS_SQD && qp->sq_draining) {
-        qp->sq_draining = false;
-        if (qp->en_sqd_async_notify) {
-            rsim_aeq_post(s, RSIM_EV_SQ_DRAINED, qp->qpn, 0);
+    RsimXport *x;
+
+    if (qp->type != RSIM_QPT_RC || qp->state < RSIM_QPS_RTR) {
+        return;
+    }
+    if (!qp->x) {
+        qp->x = rsim_xport_new(s, qp);
+    }
+    x = qp->x;
+    rsim_xport_set_path(s, qp);
+    if (old_state == RSIM_QPS_INIT) {
+        rsim_resp_clear(x);
+        x->epsn = qp->rq_psn;
+        x->msn = 0;
+    }
+    if (qp->state == RSIM_QPS_RTS && old_state == RSIM_QPS_RTR) {
+        x->next_psn = x->comp_psn = qp->sq_psn;
+        x->req_idx = x->fetched = qp->sq_cons;
+        x->retry_left = qp->retry_cnt;
+        x->rnr_left = qp->rnr_retry;
+    }
+    if (qp->state == RSIM_QPS_SQD && qp->sq_draining &&
+        qp->sq_cons == x->req_idx) {
+        rsim_comp_run(s, qp);
+        if (qp->sq_draining && qp->sq_cons == x->req_idx) {
+            qp->sq_draining = false;
+            if (qp->en_sqd_async_notify) {
+                rsim_aeq_post(s, RSIM_EV_SQ_DRAINED, qp->qpn, 0);
+            }
         }
     }
+    rsim_qp_schedule(s, qp);
 }
 
+/*
+ * Entering ERR: the WQEs in flight are flushed from the SQ by qp.c; stop
+ * the timers and drop the engine's state.
+ */
 void rsim_transport_qp_error(RdmaSimState *s, RsimQp *qp)
 {
+    RsimXport *x = qp->x;
+
+    if (!x) {
+        return;
+    }
+    rsim_resp_error(s, qp);
+    timer_del(x->retry_timer);
+    timer_del(x->rnr_timer);
+    rsim_qp_unschedule(s, qp);
+    x->rnr_wait = false;
+    x->cq_stalled = false;
 }
 
 void rsim_transport_qp_destroy(RdmaSimState *s, RsimQp *qp)
 {
+    rsim_xport_free(s, qp);
 }
 
 void rsim_transport_sq_kick(RdmaSimState *s, RsimQp *qp)
 {
+    if (qp->state == RSIM_QPS_RTS) {
+        rsim_qp_schedule(s, qp);
+    }
 }
 
 void rsim_transport_rq_kick(RdmaSimState *s, RsimQp *qp)
 {
+    /* receive WQEs are read when a message arrives */
+}
+
+/* ------------------------------------------------------------------------
+ * Receive
+ * ------------------------------------------------------------------------ */
+
+static void rsim_rx_packet(RdmaSimState *s, const RocePkt *pkt)
+{
+    RsimQp *qp = rsim_qp_lookup(s, pkt->dqpn);
+
+    if (pkt->pkey != ROCE_DEFAULT_PKEY && pkt->pkey != 0x7fff) {
+        s->stats[RSIM_STAT_RX_DROP_MALFORMED]++;
+        return;
+    }
+    if (!qp || ROCE_OPCODE_CLASS(pkt->opcode) != ROCE_CLASS_RC ||
+        qp->type != RSIM_QPT_RC || !qp->x) {
+        s->stats[RSIM_STAT_RX_DROP_NO_QP]++;
+        trace_rdma_sim_rx_drop(pkt->dqpn, pkt->opcode, "no RC QP for it");
+        return;
+    }
+    /* RC: only the connected peer may talk to the QP */
+    if (memcmp(pkt->sip, qp->av.dgid, 16) ||
+        memcmp(pkt->dip, qp->x->path.sip, 16)) {
+        s->stats[RSIM_STAT_RX_DROP_NO_QP]++;
+        trace_rdma_sim_rx_drop(pkt->dqpn, pkt->opcode, "not from the peer");
+        return;
+    }
+    trace_rdma_sim_rx_packet(qp->qpn, pkt->opcode, pkt->psn, pkt->paylen);
+    if (pkt->flags & ROCE_F_RESP) {
+        rsim_comp_rx(s, qp, pkt);
+    } else {
+        rsim_resp_rx(s, qp, pkt);
+    }
+}
+
+static void rsim_rx_result(RdmaSimState *s, enum roce_parse_result r,
+                           const RocePkt *pkt)
+{
+    switch (r) {
+    case ROCE_OK:
+        s->stats[RSIM_STAT_RX_ROCE_PKTS]++;
+        rsim_rx_packet(s, pkt);
+        break;
+    case ROCE_BAD_ICRC:
+        s->stats[RSIM_STAT_RX_ICRC_ERR]++;
+        trace_rdma_sim_rx_drop(pkt->dqpn, pkt->opcode, "bad ICRC");
+        break;
+    default:
+        s->stats[RSIM_STAT_RX_DROP_MALFORMED]++;
+        trace_rdma_sim_rx_drop(0, 0, "malformed RoCEv2 packet");
+        break;
+    }
+}
+
+/* A looped-back frame: addressed to this device by construction. */
+static void rsim_rx_frame(RdmaSimState *s, const uint8_t *frame, size_t len)
+{
+    RocePkt pkt;
+
+    rsim_rx_result(s, roce_parse(frame, len, &pkt), &pkt);
 }
 
 bool rsim_transport_rx(RdmaSimState *s, const uint8_t *frame, size_t len)
 {
-    return false;
+    RocePkt pkt;
+    enum roce_parse_result r = roce_parse(frame, len, &pkt);
+
+    if (r == ROCE_NOT_ROCE ||
+        (r != ROCE_MALFORMED && !rsim_is_own_gid(s, pkt.dip))) {
+        return false;
+    }
+    rsim_rx_result(s, r, &pkt);
+    return true;
+}
+
+/* ------------------------------------------------------------------------
+ * Device life cycle
+ * ------------------------------------------------------------------------ */
+
+void rsim_transport_init(RdmaSimState *s)
+{
+    QTAILQ_INIT(&s->work);
+    g_queue_init(&s->loop_frames);
+    s->xport_bh = qemu_bh_new_guarded(rsim_xport_bh, s,
+                                      &DEVICE(s)->mem_reentrancy_guard);
+}
+
+/* Drop queued frames; every QP is gone by now. */
+void rsim_transport_reset(RdmaSimState *s)
+{
+    GByteArray *frame;
+
+    while ((frame = g_queue_pop_head(&s->loop_frames))) {
+        g_byte_array_unref(frame);
+    }
+    if (s->held_frame) {
+        g_byte_array_unref(s->held_frame);
+        s->held_frame = NULL;
+    }
+    qemu_bh_cancel(s->xport_bh);
+    s->fault_rng = s->props.fault_seed ? s->props.fault_seed
+                                       : 0x9e3779b97f4a7c15ull;
+}
+
+void rsim_transport_cleanup(RdmaSimState *s)
+{
+    rsim_transport_reset(s);
+    qemu_bh_delete(s->xport_bh);
 }

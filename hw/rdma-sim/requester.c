@@ -1,0 +1,556 @@
+/*
+ * rdma-sim: RC requester - send WQEs to request packets
+ *
+ * Each WQE is read once from the guest's SQ into a device-private slot,
+ * validated there and only ever used from there.  PSNs are assigned when a
+ * WQE is first sent and reused when it is sent again after a NAK or a
+ * timeout (go-back-N from the first unacknowledged PSN).
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/bswap.h"
+#include "transport.h"
+#include "trace.h"
+
+static bool rsim_wr_is_send(uint32_t op)
+{
+    return op == RSIM_WR_SEND || op == RSIM_WR_SEND_WITH_IMM ||
+           op == RSIM_WR_SEND_WITH_INV;
+}
+
+static bool rsim_wr_is_write(uint32_t op)
+{
+    return op == RSIM_WR_RDMA_WRITE || op == RSIM_WR_RDMA_WRITE_WITH_IMM;
+}
+
+static bool rsim_wr_is_atomic(uint32_t op)
+{
+    return op == RSIM_WR_ATOMIC_CMP_AND_SWP ||
+           op == RSIM_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static bool rsim_wr_is_local(uint32_t op)
+{
+    return op == RSIM_WR_LOCAL_INV || op == RSIM_WR_REG_MR;
+}
+
+static bool rsim_wr_needs_response(uint32_t op)
+{
+    return op == RSIM_WR_RDMA_READ || rsim_wr_is_atomic(op);
+}
+
+/* Is this opcode allowed on this QP type? */
+static bool rsim_wr_valid(const RsimQp *qp, uint32_t op)
+{
+    switch (qp->type) {
+    case RSIM_QPT_RC:
+        return rsim_wr_is_send(op) || rsim_wr_is_write(op) ||
+               op == RSIM_WR_RDMA_READ || rsim_wr_is_atomic(op) ||
+               rsim_wr_is_local(op);
+    default:
+        /* UC, UD and GSI data paths are not implemented yet */
+        return false;
+    }
+}
+
+/*
+ * Read and validate the WQE at SQ index idx into w.  On a bad WQE, w is
+ * marked done with an error status; the completer reports it in order.
+ */
+static void rsim_req_fetch(RdmaSimState *s, RsimQp *qp, uint32_t idx,
+                           RsimWqe *w)
+{
+    struct rsim_send_wqe hdr;
+    uint32_t avail = (1u << qp->sq.log2_elem) - RSIM_SEND_WQE_HDR_SIZE;
+    uint64_t total = 0;
+
+    memset(w, 0, sizeof(*w));
+    w->started = false;
+    if (rsim_ring_read_elem(s, &qp->sq, idx, &hdr, sizeof(hdr))) {
+        rsim_guest_error(s, "sq", "QP %u SQ element %u not readable",
+                         qp->qpn, idx);
+        w->status = RSIM_WC_LOC_QP_OP_ERR;
+        goto bad;
+    }
+    memcpy(&w->wr_id, &hdr.wr_id, sizeof(w->wr_id));
+    w->opcode = le32_to_cpu(hdr.opcode);
+    w->flags = le32_to_cpu(hdr.send_flags);
+    w->signaled = qp->sig_all || (w->flags & RSIM_SEND_SIGNALED);
+    memcpy(&w->ex, &hdr.ex, sizeof(w->ex));
+    if (!rsim_wr_valid(qp, w->opcode)) {
+        rsim_guest_error(s, "sq", "QP %u: opcode %u not valid for QP type %u",
+                         qp->qpn, w->opcode, qp->type);
+        w->status = RSIM_WC_LOC_QP_OP_ERR;
+        goto bad;
+    }
+    if (rsim_wr_is_atomic(w->opcode)) {
+        w->remote_addr = le64_to_cpu(hdr.wr.atomic.remote_addr);
+        w->rkey = le32_to_cpu(hdr.wr.atomic.rkey);
+        w->compare_add = le64_to_cpu(hdr.wr.atomic.compare_add);
+        w->swap = le64_to_cpu(hdr.wr.atomic.swap);
+    } else if (w->opcode == RSIM_WR_REG_MR) {
+        w->reg = hdr.wr.reg;
+        w->done = true;
+        return;
+    } else if (w->opcode == RSIM_WR_LOCAL_INV) {
+        w->rkey = le32_to_cpu(hdr.ex);
+        return;
+    } else {
+        w->remote_addr = le64_to_cpu(hdr.wr.rdma.remote_addr);
+        w->rkey = le32_to_cpu(hdr.wr.rdma.rkey);
+    }
+    if (w->opcode == RSIM_WR_SEND_WITH_INV) {
+        w->ex = le32_to_cpu(hdr.ex);
+    }
+
+    if ((w->flags & RSIM_SEND_INLINE) &&
+        (rsim_wr_is_send(w->opcode) || rsim_wr_is_write(w->opcode))) {
+        w->length = le32_to_cpu(hdr.dma.length);
+        if (w->length > qp->max_inline || w->length > avail) {
+            rsim_guest_error(s, "sq", "QP %u: inline length %u above %u",
+                             qp->qpn, w->length, qp->max_inline);
+            w->status = RSIM_WC_LOC_LEN_ERR;
+            goto bad;
+        }
+        w->is_inline = true;
+        if (w->length &&
+            rsim_ring_rw(s, &qp->sq, RSIM_QUEUE_DATA_OFFSET +
+                         ((uint64_t)(idx & qp->sq.mask) << qp->sq.log2_elem) +
+                         RSIM_SEND_WQE_HDR_SIZE, w->data, w->length,
+                         DMA_DIRECTION_TO_DEVICE)) {
+            w->status = RSIM_WC_LOC_QP_OP_ERR;
+            goto bad;
+        }
+        return;
+    }
+
+    w->num_sge = le32_to_cpu(hdr.dma.num_sge);
+    if (w->num_sge > qp->max_send_sge) {
+        rsim_guest_error(s, "sq", "QP %u: %u SGEs, QP allows %u",
+                         qp->qpn, w->num_sge, qp->max_send_sge);
+        w->status = RSIM_WC_LOC_QP_OP_ERR;
+        goto bad;
+    }
+    if (w->num_sge) {
+        struct rsim_sge sge[64];
+        RsimSgl *sgl = (RsimSgl *)w->data;
+        uint32_t access = rsim_wr_needs_response(w->opcode) ?
+                          RSIM_ACCESS_LOCAL_WRITE : RSIM_ACCESS_LOCAL_READ;
+
+        if (rsim_ring_rw(s, &qp->sq, RSIM_QUEUE_DATA_OFFSET +
+                         ((uint64_t)(idx & qp->sq.mask) << qp->sq.log2_elem) +
+                         RSIM_SEND_WQE_HDR_SIZE, sge,
+                         w->num_sge * sizeof(sge[0]),
+                         DMA_DIRECTION_TO_DEVICE)) {
+            w->status = RSIM_WC_LOC_QP_OP_ERR;
+            goto bad;
+        }
+        for (uint32_t i = 0; i < w->num_sge; i++) {
+            RsimMr *mr;
+
+            sgl[i].addr = le64_to_cpu(sge[i].addr);
+            sgl[i].length = le32_to_cpu(sge[i].length);
+            sgl[i].lkey = le32_to_cpu(sge[i].lkey);
+            total += sgl[i].length;
+            if (sgl[i].length &&
+                rsim_mr_check(s, sgl[i].lkey, qp->pdn, access, sgl[i].addr,
+                              sgl[i].length, &mr) != RSIM_STS_OK) {
+                s->stats[RSIM_STAT_LOC_PROT_ERR]++;
+                w->status = RSIM_WC_LOC_PROT_ERR;
+                goto bad;
+            }
+        }
+    }
+    if (total > (1u << 31)) {
+        w->status = RSIM_WC_LOC_LEN_ERR;
+        goto bad;
+    }
+    w->length = total;
+    if (rsim_wr_is_atomic(w->opcode) && w->length < 8) {
+        w->status = RSIM_WC_LOC_LEN_ERR;
+        goto bad;
+    }
+    return;
+
+bad:
+    w->done = true;
+    if (!w->status) {
+        w->status = RSIM_WC_LOC_QP_OP_ERR;
+    }
+}
+
+/* Copy message bytes [off, off + n) of a WQE into buf. */
+static enum rsim_status rsim_wqe_gather(RdmaSimState *s, RsimQp *qp,
+                                        const RsimWqe *w, uint32_t off,
+                                        uint8_t *buf, uint32_t n)
+{
+    const RsimSgl *sgl = rsim_wqe_sgl(w);
+
+    if (w->is_inline) {
+        memcpy(buf, w->data + off, n);
+        return RSIM_STS_OK;
+    }
+    for (uint32_t i = 0; i < w->num_sge && n; i++) {
+        uint32_t chunk;
+        enum rsim_status st;
+
+        if (off >= sgl[i].length) {
+            off -= sgl[i].length;
+            continue;
+        }
+        chunk = MIN(n, sgl[i].length - off);
+        st = rsim_mr_dma(s, sgl[i].lkey, qp->pdn, RSIM_ACCESS_LOCAL_READ,
+                         sgl[i].addr + off, buf, chunk,
+                         DMA_DIRECTION_TO_DEVICE);
+        if (st != RSIM_STS_OK) {
+            return st;
+        }
+        buf += chunk;
+        n -= chunk;
+        off = 0;
+    }
+    return RSIM_STS_OK;
+}
+
+static uint8_t rsim_send_opcode(const RsimWqe *w, bool first, bool last)
+{
+    bool write = rsim_wr_is_write(w->opcode);
+
+    if (first && last) {
+        switch (w->opcode) {
+        case RSIM_WR_SEND_WITH_IMM:
+            return ROCE_RC_SEND_ONLY_IMM;
+        case RSIM_WR_SEND_WITH_INV:
+            return ROCE_RC_SEND_ONLY_INV;
+        case RSIM_WR_RDMA_WRITE:
+            return ROCE_RC_WRITE_ONLY;
+        case RSIM_WR_RDMA_WRITE_WITH_IMM:
+            return ROCE_RC_WRITE_ONLY_IMM;
+        default:
+            return ROCE_RC_SEND_ONLY;
+        }
+    }
+    if (first) {
+        return write ? ROCE_RC_WRITE_FIRST : ROCE_RC_SEND_FIRST;
+    }
+    if (!last) {
+        return write ? ROCE_RC_WRITE_MIDDLE : ROCE_RC_SEND_MIDDLE;
+    }
+    switch (w->opcode) {
+    case RSIM_WR_SEND_WITH_IMM:
+        return ROCE_RC_SEND_LAST_IMM;
+    case RSIM_WR_SEND_WITH_INV:
+        return ROCE_RC_SEND_LAST_INV;
+    case RSIM_WR_RDMA_WRITE:
+        return ROCE_RC_WRITE_LAST;
+    case RSIM_WR_RDMA_WRITE_WITH_IMM:
+        return ROCE_RC_WRITE_LAST_IMM;
+    default:
+        return ROCE_RC_SEND_LAST;
+    }
+}
+
+/* Send packet w->next_pkt of a SEND or WRITE. */
+static bool rsim_req_send_packet(RdmaSimState *s, RsimQp *qp, RsimWqe *w)
+{
+    RsimXport *x = qp->x;
+    RoceFrame frame, *f = &frame;
+    uint32_t off = w->next_pkt * x->mtu;
+    uint32_t n = MIN(x->mtu, w->length - off);
+    bool first = w->next_pkt == 0;
+    bool last = w->next_pkt == w->npkts - 1;
+    uint8_t opcode = rsim_send_opcode(w, first, last);
+    uint16_t fl = roce_opcode_flags(opcode);
+    bool ackreq = last || ++x->pkts_since_ackreq >= RSIM_ACKREQ_INTERVAL;
+    bool se = last && (w->flags & RSIM_SEND_SOLICITED) &&
+              w->opcode != RSIM_WR_RDMA_WRITE;
+
+    if (ackreq) {
+        x->pkts_since_ackreq = 0;
+    }
+    roce_frame_start(f, &x->path, opcode, se, ackreq, qp->dest_qpn,
+                     roce_psn_add(w->first_psn, w->next_pkt));
+    if (fl & ROCE_F_RETH) {
+        roce_put_reth(f, w->remote_addr, w->rkey, w->length);
+    }
+    if (fl & ROCE_F_IMMDT) {
+        memcpy(roce_frame_put(f, 4), &w->ex, 4);
+    }
+    if (fl & ROCE_F_IETH) {
+        roce_put_u32(f, w->ex);
+    }
+    if (n && rsim_wqe_gather(s, qp, w, off, roce_frame_put(f, n), n) !=
+        RSIM_STS_OK) {
+        s->stats[RSIM_STAT_LOC_PROT_ERR]++;
+        w->status = RSIM_WC_LOC_PROT_ERR;
+        w->done = true;
+        return false;
+    }
+    roce_frame_finish(f, n);
+    rsim_xmit(s, f);
+    w->next_pkt++;
+    return true;
+}
+
+/* Send the READ request for the packets not yet received. */
+static void rsim_req_send_read(RdmaSimState *s, RsimQp *qp, RsimWqe *w)
+{
+    RsimXport *x = qp->x;
+    RoceFrame frame, *f = &frame;
+    uint32_t off = w->next_pkt * x->mtu;
+
+    x->pkts_since_ackreq = 0;
+    roce_frame_start(f, &x->path, ROCE_RC_READ_REQUEST, false, true,
+                     qp->dest_qpn, roce_psn_add(w->first_psn, w->next_pkt));
+    roce_put_reth(f, w->remote_addr + off, w->rkey, w->length - off);
+    roce_frame_finish(f, 0);
+    rsim_xmit(s, f);
+    w->next_pkt = w->npkts;
+}
+
+static void rsim_req_send_atomic(RdmaSimState *s, RsimQp *qp, RsimWqe *w)
+{
+    RsimXport *x = qp->x;
+    RoceFrame frame, *f = &frame;
+    bool cas = w->opcode == RSIM_WR_ATOMIC_CMP_AND_SWP;
+
+    x->pkts_since_ackreq = 0;
+    roce_frame_start(f, &x->path, cas ? ROCE_RC_CMP_SWAP : ROCE_RC_FETCH_ADD,
+                     false, true, qp->dest_qpn, w->first_psn);
+    roce_put_atmeth(f, w->remote_addr, w->rkey,
+                    cas ? w->swap : w->compare_add, cas ? w->compare_add : 0);
+    roce_frame_finish(f, 0);
+    rsim_xmit(s, f);
+    w->next_pkt = 1;
+}
+
+/* LOCAL_INV: only fast-registration keys; the key must match. */
+static uint8_t rsim_local_inv(RdmaSimState *s, RsimQp *qp, uint32_t key)
+{
+    uint32_t index = RSIM_KEY_INDEX(key);
+    RsimMr *mr;
+
+    if (index >= s->props.max_mr) {
+        return RSIM_WC_LOC_QP_OP_ERR;
+    }
+    mr = &s->mrs[index];
+    if (!mr->fast_reg || mr->key != key || mr->pdn != qp->pdn ||
+        mr->state == RSIM_MR_STATE_INVALID) {
+        return RSIM_WC_LOC_QP_OP_ERR;
+    }
+    mr->state = RSIM_MR_STATE_FREE;
+    return RSIM_WC_SUCCESS;
+}
+
+/* REG_MR: make a FREE fast-registration key VALID with new attributes. */
+static uint8_t rsim_fast_reg(RdmaSimState *s, RsimQp *qp,
+                             const struct rsim_wr_reg *r)
+{
+    uint32_t key = le32_to_cpu(r->key);
+    uint32_t access = le32_to_cpu(r->access);
+    uint64_t iova = le64_to_cpu(r->iova);
+    uint64_t length = le64_to_cpu(r->length);
+    RsimPageList pl = {
+        .level = RSIM_PBL_LEVEL1,
+        .npages = le32_to_cpu(r->npages),
+        .fbo = le32_to_cpu(r->fbo),
+        .page_shift = r->page_shift,
+    };
+    uint32_t index = RSIM_KEY_INDEX(key);
+    RsimMr *mr;
+
+    if (index >= s->props.max_mr) {
+        return RSIM_WC_LOC_QP_OP_ERR;
+    }
+    mr = &s->mrs[index];
+    pl.addr = mr->fr_list;
+    if (!mr->fast_reg || mr->state != RSIM_MR_STATE_FREE ||
+        mr->pdn != qp->pdn || pl.npages > mr->max_pages ||
+        (access & ~RSIM_ACCESS_SUPPORTED) ||
+        ((access & (RSIM_ACCESS_REMOTE_WRITE | RSIM_ACCESS_REMOTE_ATOMIC)) &&
+         !(access & RSIM_ACCESS_LOCAL_WRITE)) ||
+        (length && iova + length - 1 < iova) ||
+        rsim_pl_check(s, &pl, length) != RSIM_STS_OK) {
+        return RSIM_WC_LOC_QP_OP_ERR;
+    }
+    mr->key = key;
+    mr->access = access;
+    mr->iova = iova;
+    mr->length = length;
+    mr->pl = pl;
+    mr->state = RSIM_MR_STATE_VALID;
+    trace_rdma_sim_mr_reg(key, mr->pdn, access, iova, length, pl.level,
+                          pl.page_shift, pl.npages);
+    return RSIM_WC_SUCCESS;
+}
+
+/* Start a WQE: execute local operations, assign PSNs to the others. */
+static bool rsim_req_start(RdmaSimState *s, RsimQp *qp, RsimWqe *w)
+{
+    RsimXport *x = qp->x;
+
+    if (w->done) {
+        /* invalid WQE or REG_MR waiting for execution */
+        if (w->opcode == RSIM_WR_REG_MR && !w->status) {
+            w->status = rsim_fast_reg(s, qp, &w->reg);
+        }
+        w->started = true;
+        return true;
+    }
+    if (w->opcode == RSIM_WR_LOCAL_INV) {
+        w->status = rsim_local_inv(s, qp, w->rkey);
+        w->started = true;
+        w->done = true;
+        return true;
+    }
+    if ((w->flags & RSIM_SEND_FENCE) && x->rd_atomic_out) {
+        return false;
+    }
+    if (rsim_wr_needs_response(w->opcode)) {
+        if (x->rd_atomic_out >= MAX(qp->max_rd_atomic, 1)) {
+            return false;
+        }
+        x->rd_atomic_out++;
+    }
+    w->npkts = rsim_wr_is_atomic(w->opcode) ? 1 :
+               MAX(1, DIV_ROUND_UP(w->length, x->mtu));
+    w->first_psn = x->next_psn;
+    w->next_pkt = 0;
+    w->started = true;
+    x->next_psn = roce_psn_add(x->next_psn, w->npkts);
+    return true;
+}
+
+/*
+ * Send what the window allows.  Returns true when the QP still has
+ * packets to send that it could send now (the caller reschedules).
+ */
+bool rsim_req_run(RdmaSimState *s, RsimQp *qp)
+{
+    RsimXport *x = qp->x;
+    unsigned budget = RSIM_BURST;
+    uint32_t prod;
+    bool sent = false;
+
+    if (!x || qp->state == RSIM_QPS_ERR) {
+        return false;
+    }
+    /* READ responses the responder owes go first */
+    if (rsim_resp_run(s, qp, &budget)) {
+        return true;
+    }
+    if ((qp->state != RSIM_QPS_RTS && qp->state != RSIM_QPS_SQD) ||
+        x->rnr_wait || x->req_error) {
+        return false;
+    }
+    if (rsim_ring_read_index(s, &qp->sq, RSIM_QUEUE_PROD_OFFSET, &prod)) {
+        rsim_guest_error(s, "sq", "QP %u SQ header not readable", qp->qpn);
+        rsim_fail_qp(s, qp, RSIM_EV_QP_FATAL);
+        return false;
+    }
+    while (budget) {
+        RsimWqe *w;
+
+        if (x->req_idx == x->fetched) {
+            /* a new WQE: room in the private window, and not draining */
+            if (x->fetched == prod || qp->state == RSIM_QPS_SQD ||
+                ((x->fetched - qp->sq_cons) & qp->sq.mask) >= x->nslots) {
+                break;
+            }
+            rsim_req_fetch(s, qp, x->fetched, rsim_slot(x, x->fetched));
+            x->fetched = (x->fetched + 1) & qp->sq.mask;
+        }
+        w = rsim_slot(x, x->req_idx);
+        if (!w->started &&
+            (qp->state == RSIM_QPS_SQD || !rsim_req_start(s, qp, w))) {
+            break;
+        }
+        if (w->done) {
+            /*
+             * Executed locally or failed: nothing goes on the wire.  After
+             * a failed WQE nothing more is sent; the completer reports it
+             * when it is the oldest and moves the QP to ERR.
+             */
+            x->req_idx = (x->req_idx + 1) & qp->sq.mask;
+            if (w->status) {
+                x->req_error = true;
+                rsim_comp_run(s, qp);
+                break;
+            }
+            rsim_comp_run(s, qp);
+            continue;
+        }
+        if (w->next_pkt >= w->npkts) {
+            x->req_idx = (x->req_idx + 1) & qp->sq.mask;
+            continue;
+        }
+        if (roce_psn_cmp(roce_psn_add(w->first_psn, w->next_pkt),
+                         x->comp_psn) >= RSIM_WINDOW) {
+            break;
+        }
+        if (w->opcode == RSIM_WR_RDMA_READ) {
+            rsim_req_send_read(s, qp, w);
+        } else if (rsim_wr_is_atomic(w->opcode)) {
+            rsim_req_send_atomic(s, qp, w);
+        } else if (!rsim_req_send_packet(s, qp, w)) {
+            x->req_error = true;
+            rsim_comp_run(s, qp);
+            break;
+        }
+        sent = true;
+        budget--;
+    }
+    if (sent) {
+        rsim_retry_timer_update(s, qp);
+    }
+    return budget == 0;
+}
+
+/*
+ * Go back to psn: the next packet sent is the one with that PSN, and every
+ * started WQE after it is sent again in full.
+ */
+void rsim_req_restart(RdmaSimState *s, RsimQp *qp, uint32_t psn)
+{
+    RsimXport *x = qp->x;
+    bool found = false;
+
+    for (uint32_t idx = qp->sq_cons; idx != x->fetched;
+         idx = (idx + 1) & qp->sq.mask) {
+        RsimWqe *w = rsim_slot(x, idx);
+
+        if (!w->started) {
+            break;
+        }
+        if (w->done || !w->npkts) {
+            continue;
+        }
+        if (!found) {
+            int32_t d = roce_psn_cmp(psn, w->first_psn);
+
+            if (d < 0 || d >= (int32_t)w->npkts) {
+                continue;
+            }
+            found = true;
+            x->req_idx = idx;
+            w->next_pkt = w->opcode == RSIM_WR_RDMA_READ ? w->rcvd_pkts : d;
+        } else {
+            w->next_pkt = w->opcode == RSIM_WR_RDMA_READ ? w->rcvd_pkts : 0;
+        }
+    }
+    if (found) {
+        x->pkts_since_ackreq = 0;
+        trace_rdma_sim_req_restart(qp->qpn, psn);
+        rsim_qp_schedule(s, qp);
+    }
+}
+
+/* Does the requester wait for acknowledgements or responses? */
+uint32_t rsim_req_outstanding(RsimQp *qp)
+{
+    RsimXport *x = qp->x;
+
+    return x ? (uint32_t)roce_psn_cmp(x->next_psn, x->comp_psn) : 0;
+}

@@ -1,0 +1,697 @@
+/*
+ * rdma-sim: RC responder - incoming requests
+ *
+ * Requests are executed strictly in PSN order.  A packet after a gap gets
+ * one PSN sequence NAK; a duplicate SEND or WRITE is acknowledged again; a
+ * duplicate READ or atomic is answered from the responder resources, so an
+ * atomic is never executed twice.  A SEND (or WRITE with immediate) that
+ * finds no receive WQE gets an RNR NAK and is retried by the requester.
+ * Invalid requests, access violations and operational errors are NAKed
+ * and move the QP to ERR, as IBTA class C errors require.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/bswap.h"
+#include "transport.h"
+#include "trace.h"
+
+static void rsim_resp_send_aeth(RdmaSimState *s, RsimQp *qp, uint8_t opcode,
+                                uint8_t syndrome, uint32_t psn,
+                                const uint64_t *orig)
+{
+    RoceFrame frame;
+
+    roce_frame_start(&frame, &qp->x->path, opcode, false, false,
+                     qp->dest_qpn, psn);
+    roce_put_aeth(&frame, syndrome, qp->x->msn);
+    if (orig) {
+        roce_put_u64(&frame, *orig);
+    }
+    roce_frame_finish(&frame, 0);
+    rsim_xmit(s, &frame);
+}
+
+static void rsim_resp_ack(RdmaSimState *s, RsimQp *qp, uint32_t psn)
+{
+    rsim_resp_send_aeth(s, qp, ROCE_RC_ACK,
+                        ROCE_AETH_ACK | ROCE_AETH_CREDITS_INVALID, psn, NULL);
+}
+
+static void rsim_resp_nak(RdmaSimState *s, RsimQp *qp, uint8_t syndrome,
+                          uint32_t psn)
+{
+    trace_rdma_sim_nak_sent(qp->qpn, psn, syndrome);
+    rsim_resp_send_aeth(s, qp, ROCE_RC_ACK, syndrome, psn, NULL);
+}
+
+/* ------------------------------------------------------------------------
+ * Receive WQEs
+ * ------------------------------------------------------------------------ */
+
+enum rsim_rwqe_result {
+    RSIM_RWQE_OK,
+    RSIM_RWQE_NONE,             /* receive queue empty: RNR */
+    RSIM_RWQE_BAD,              /* malformed or inaccessible WQE */
+};
+
+/* SRQ below its armed limit: report once and disarm. */
+static void rsim_srq_check_limit(RdmaSimState *s, RsimSrq *srq,
+                                 uint32_t prod)
+{
+    if (srq->limit && ((prod - srq->cons) & srq->ring.mask) < srq->limit) {
+        srq->limit = 0;
+        rsim_aeq_post(s, RSIM_EV_SRQ_LIMIT, srq->srqn, 0);
+    }
+}
+
+/*
+ * Make x->rwqe the receive WQE for the message that starts now: the head
+ * of the RQ (consumed when the message completes) or one taken from the
+ * SRQ.
+ */
+static enum rsim_rwqe_result rsim_resp_get_rwqe(RdmaSimState *s, RsimQp *qp)
+{
+    RsimXport *x = qp->x;
+    RsimSrq *srq = qp->srqn != RSIM_NO_SRQ ? rsim_srq_lookup(s, qp->srqn)
+                                           : NULL;
+    RsimRing *ring = srq ? &srq->ring : &qp->rq;
+    uint32_t cons = srq ? srq->cons : qp->rq_cons;
+    uint32_t max_sge = srq ? srq->max_sge : qp->max_recv_sge;
+    struct rsim_recv_wqe hdr;
+    struct rsim_sge sge[64];
+    uint32_t prod;
+
+    if (x->have_rwqe) {
+        return RSIM_RWQE_OK;
+    }
+    if (qp->srqn != RSIM_NO_SRQ && !srq) {
+        return RSIM_RWQE_BAD;
+    }
+    if (rsim_ring_read_index(s, ring, RSIM_QUEUE_PROD_OFFSET, &prod)) {
+        return RSIM_RWQE_BAD;
+    }
+    if (cons == prod) {
+        return RSIM_RWQE_NONE;
+    }
+    if (rsim_ring_read_elem(s, ring, cons, &hdr, sizeof(hdr))) {
+        return RSIM_RWQE_BAD;
+    }
+    x->rwqe_nsge = le32_to_cpu(hdr.dma.num_sge);
+    if (x->rwqe_nsge > max_sge ||
+        rsim_ring_rw(s, ring, RSIM_QUEUE_DATA_OFFSET +
+                     ((uint64_t)cons << ring->log2_elem) +
+                     RSIM_RECV_WQE_HDR_SIZE, sge,
+                     x->rwqe_nsge * sizeof(sge[0]),
+                     DMA_DIRECTION_TO_DEVICE)) {
+        rsim_guest_error(s, "rq", "QP %u: receive WQE %u malformed",
+                         qp->qpn, cons);
+        return RSIM_RWQE_BAD;
+    }
+    for (uint32_t i = 0; i < x->rwqe_nsge; i++) {
+        x->rwqe_sge[i].addr = le64_to_cpu(sge[i].addr);
+        x->rwqe_sge[i].length = le32_to_cpu(sge[i].length);
+        x->rwqe_sge[i].lkey = le32_to_cpu(sge[i].lkey);
+    }
+    memcpy(&x->rwqe_id, &hdr.wr_id, sizeof(x->rwqe_id));
+    x->rwqe_pdn = srq ? srq->pdn : qp->pdn;
+    x->rwqe_from_srq = srq != NULL;
+    x->recv_len = 0;
+    x->have_rwqe = true;
+    if (srq) {
+        srq->cons = (srq->cons + 1) & srq->ring.mask;
+        if (rsim_ring_write_index(s, &srq->ring, RSIM_QUEUE_CONS_OFFSET,
+                                  srq->cons)) {
+            rsim_aeq_post(s, RSIM_EV_SRQ_ERR, srq->srqn, 0);
+        }
+        rsim_srq_check_limit(s, srq, prod);
+    }
+    return RSIM_RWQE_OK;
+}
+
+/* Complete the current receive WQE; false if the CQ is full. */
+static bool rsim_resp_complete(RdmaSimState *s, RsimQp *qp, uint8_t status,
+                               uint32_t opcode, uint32_t byte_len,
+                               uint32_t ex, uint32_t wc_flags, bool se)
+{
+    RsimXport *x = qp->x;
+    struct rsim_cqe cqe = {
+        .wr_id = x->rwqe_id,
+        .status = cpu_to_le32(status),
+        .opcode = cpu_to_le32(opcode),
+        .byte_len = cpu_to_le32(byte_len),
+        .ex = ex,
+        .qp_num = cpu_to_le32(qp->qpn),
+        .src_qp = cpu_to_le32(qp->dest_qpn),
+        .wc_flags = cpu_to_le32(wc_flags),
+        .port_num = 1,
+    };
+
+    if (!rsim_complete(s, qp, rsim_cq_lookup(s, qp->recv_cqn), &cqe, se)) {
+        return false;
+    }
+    x->have_rwqe = false;
+    if (!x->rwqe_from_srq) {
+        qp->rq_cons = (qp->rq_cons + 1) & qp->rq.mask;
+        rsim_ring_write_index(s, &qp->rq, RSIM_QUEUE_CONS_OFFSET,
+                              qp->rq_cons);
+    }
+    return true;
+}
+
+/* Can the receive CQ take one more completion? */
+static bool rsim_resp_cq_room(RdmaSimState *s, RsimQp *qp)
+{
+    RsimCq *cq = rsim_cq_lookup(s, qp->recv_cqn);
+    uint32_t cons;
+
+    if (!cq || rsim_ring_read_index(s, &cq->ring, RSIM_QUEUE_CONS_OFFSET,
+                                    &cons)) {
+        return false;
+    }
+    if (((cq->prod + 1) & cq->ring.mask) == cons) {
+        if (!cq->overflow_reported) {
+            cq->overflow_reported = true;
+            s->stats[RSIM_STAT_CQ_OVERFLOW]++;
+            rsim_aeq_post(s, RSIM_EV_CQ_ERR, cq->cqn, 0);
+        }
+        return false;
+    }
+    return true;
+}
+
+/* Place received bytes into the receive WQE's SGEs. */
+static uint8_t rsim_resp_place(RdmaSimState *s, RsimQp *qp,
+                               const uint8_t *buf, uint32_t n)
+{
+    RsimXport *x = qp->x;
+    uint32_t off = x->recv_len;
+
+    for (uint32_t i = 0; i < x->rwqe_nsge && n; i++) {
+        const RsimSgl *sg = &x->rwqe_sge[i];
+        uint32_t chunk;
+
+        if (off >= sg->length) {
+            off -= sg->length;
+            continue;
+        }
+        chunk = MIN(n, sg->length - off);
+        if (rsim_mr_dma(s, sg->lkey, x->rwqe_pdn, RSIM_ACCESS_LOCAL_WRITE,
+                        sg->addr + off, (void *)buf, chunk,
+                        DMA_DIRECTION_FROM_DEVICE) != RSIM_STS_OK) {
+            s->stats[RSIM_STAT_LOC_PROT_ERR]++;
+            return RSIM_WC_LOC_PROT_ERR;
+        }
+        x->recv_len += chunk;
+        buf += chunk;
+        n -= chunk;
+        off = 0;
+    }
+    return n ? RSIM_WC_LOC_LEN_ERR : RSIM_WC_SUCCESS;
+}
+
+/*
+ * A class C error: NAK the request, complete the receive WQE in use with
+ * status (if any) and move the QP to ERR.
+ */
+static void rsim_resp_fatal(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt,
+                            uint8_t syndrome, uint8_t status)
+{
+    RsimXport *x = qp->x;
+
+    rsim_resp_nak(s, qp, syndrome, pkt->psn);
+    if (x->have_rwqe && status) {
+        rsim_resp_complete(s, qp, status, RSIM_WC_RECV, x->recv_len, 0, 0,
+                           false);
+    }
+    x->msg = RSIM_RESP_IDLE;
+    rsim_fail_qp(s, qp, 0);
+}
+
+/* ------------------------------------------------------------------------
+ * Requests
+ * ------------------------------------------------------------------------ */
+
+static void rsim_resp_send(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
+{
+    RsimXport *x = qp->x;
+    bool last = pkt->flags & ROCE_F_LAST;
+    uint32_t wc_flags = 0, ex = 0;
+    uint8_t status;
+
+    switch (rsim_resp_get_rwqe(s, qp)) {
+    case RSIM_RWQE_NONE:
+        s->stats[RSIM_STAT_RNR_NAK_SENT]++;
+        rsim_resp_nak(s, qp, ROCE_AETH_RNR_NAK | qp->min_rnr_timer,
+                      pkt->psn);
+        return;
+    case RSIM_RWQE_BAD:
+        rsim_resp_fatal(s, qp, pkt, ROCE_NAK_REM_OP, RSIM_WC_LOC_QP_OP_ERR);
+        return;
+    default:
+        break;
+    }
+    if (last && !rsim_resp_cq_room(s, qp)) {
+        return;                 /* no ACK: the requester sends it again */
+    }
+    status = rsim_resp_place(s, qp, pkt->payload, pkt->paylen);
+    if (status != RSIM_WC_SUCCESS) {
+        rsim_resp_fatal(s, qp, pkt, status == RSIM_WC_LOC_LEN_ERR ?
+                        ROCE_NAK_INVALID_REQ : ROCE_NAK_REM_OP, status);
+        return;
+    }
+    x->epsn = roce_psn_add(x->epsn, 1);
+    if (!last) {
+        x->msg = RSIM_RESP_SEND;
+    } else {
+        if (pkt->flags & ROCE_F_IMMDT) {
+            wc_flags |= RSIM_WC_WITH_IMM;
+            ex = pkt->imm;
+        }
+        if (pkt->flags & ROCE_F_IETH) {
+            RsimMr *mr = RSIM_KEY_INDEX(pkt->inv_rkey) < s->props.max_mr ?
+                         &s->mrs[RSIM_KEY_INDEX(pkt->inv_rkey)] : NULL;
+
+            if (!mr || !mr->fast_reg || mr->key != pkt->inv_rkey ||
+                mr->pdn != qp->pdn || mr->state == RSIM_MR_STATE_INVALID) {
+                rsim_resp_fatal(s, qp, pkt, ROCE_NAK_INVALID_REQ,
+                                RSIM_WC_REM_INV_REQ_ERR);
+                return;
+            }
+            mr->state = RSIM_MR_STATE_FREE;
+            wc_flags |= RSIM_WC_WITH_INV;
+            ex = cpu_to_le32(pkt->inv_rkey);
+        }
+        x->msg = RSIM_RESP_IDLE;
+        x->msn = (x->msn + 1) & 0xffffff;
+        rsim_resp_complete(s, qp, RSIM_WC_SUCCESS, RSIM_WC_RECV, x->recv_len,
+                           ex, wc_flags, pkt->se);
+    }
+    if (pkt->ackreq) {
+        rsim_resp_ack(s, qp, pkt->psn);
+    }
+}
+
+static void rsim_resp_write(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
+{
+    RsimXport *x = qp->x;
+    bool last = pkt->flags & ROCE_F_LAST;
+    RsimMr *mr;
+
+    if (pkt->flags & ROCE_F_FIRST) {
+        if (pkt->dma_len &&
+            rsim_mr_check(s, pkt->rkey, qp->pdn, RSIM_ACCESS_REMOTE_WRITE,
+                          pkt->va, pkt->dma_len, &mr) != RSIM_STS_OK) {
+            s->stats[RSIM_STAT_REM_ACCESS_ERR]++;
+            rsim_resp_fatal(s, qp, pkt, ROCE_NAK_REM_ACCESS, 0);
+            return;
+        }
+        x->write_va = pkt->va;
+        x->write_rkey = pkt->rkey;
+        x->write_len = pkt->dma_len;
+        x->write_resid = pkt->dma_len;
+    }
+    if (pkt->paylen > x->write_resid ||
+        (last && pkt->paylen != x->write_resid)) {
+        rsim_resp_fatal(s, qp, pkt, ROCE_NAK_INVALID_REQ, 0);
+        return;
+    }
+    if (last && (pkt->flags & ROCE_F_IMMDT)) {
+        /* the immediate needs a receive WQE before anything is written */
+        switch (rsim_resp_get_rwqe(s, qp)) {
+        case RSIM_RWQE_NONE:
+            s->stats[RSIM_STAT_RNR_NAK_SENT]++;
+            rsim_resp_nak(s, qp, ROCE_AETH_RNR_NAK | qp->min_rnr_timer,
+                          pkt->psn);
+            return;
+        case RSIM_RWQE_BAD:
+            rsim_resp_fatal(s, qp, pkt, ROCE_NAK_REM_OP,
+                            RSIM_WC_LOC_QP_OP_ERR);
+            return;
+        default:
+            break;
+        }
+        if (!rsim_resp_cq_room(s, qp)) {
+            return;
+        }
+    }
+    if (pkt->paylen &&
+        rsim_mr_dma(s, x->write_rkey, qp->pdn, RSIM_ACCESS_REMOTE_WRITE,
+                    x->write_va, (void *)pkt->payload, pkt->paylen,
+                    DMA_DIRECTION_FROM_DEVICE) != RSIM_STS_OK) {
+        s->stats[RSIM_STAT_REM_ACCESS_ERR]++;
+        rsim_resp_fatal(s, qp, pkt, ROCE_NAK_REM_ACCESS, 0);
+        return;
+    }
+    x->write_va += pkt->paylen;
+    x->write_resid -= pkt->paylen;
+    x->epsn = roce_psn_add(x->epsn, 1);
+    if (!last) {
+        x->msg = RSIM_RESP_WRITE;
+    } else {
+        x->msg = RSIM_RESP_IDLE;
+        x->msn = (x->msn + 1) & 0xffffff;
+        if (pkt->flags & ROCE_F_IMMDT) {
+            rsim_resp_complete(s, qp, RSIM_WC_SUCCESS,
+                               RSIM_WC_RECV_RDMA_WITH_IMM, x->write_len,
+                               pkt->imm, RSIM_WC_WITH_IMM, pkt->se);
+        }
+    }
+    if (pkt->ackreq) {
+        rsim_resp_ack(s, qp, pkt->psn);
+    }
+}
+
+/* Send READ response packet res->next_pkt. */
+static bool rsim_resp_read_packet(RdmaSimState *s, RsimQp *qp,
+                                  RsimResource *res)
+{
+    RsimXport *x = qp->x;
+    uint32_t i = res->next_pkt;
+    uint32_t off = i * x->mtu;
+    uint32_t n = MIN(x->mtu, res->length - off);
+    bool first = i == 0, last = i == res->npkts - 1;
+    uint32_t psn = roce_psn_add(res->first_psn, i);
+    uint8_t opcode;
+    RoceFrame frame;
+
+    if (first && last) {
+        opcode = ROCE_RC_READ_RESP_ONLY;
+    } else if (first) {
+        opcode = ROCE_RC_READ_RESP_FIRST;
+    } else if (last) {
+        opcode = ROCE_RC_READ_RESP_LAST;
+    } else {
+        opcode = ROCE_RC_READ_RESP_MIDDLE;
+    }
+    roce_frame_start(&frame, &x->path, opcode, false, false, qp->dest_qpn,
+                     psn);
+    if (roce_opcode_flags(opcode) & ROCE_F_AETH) {
+        roce_put_aeth(&frame, ROCE_AETH_ACK | ROCE_AETH_CREDITS_INVALID,
+                      x->msn);
+    }
+    if (n && rsim_mr_dma(s, res->rkey, qp->pdn, RSIM_ACCESS_REMOTE_READ,
+                         res->va + off, roce_frame_put(&frame, n), n,
+                         DMA_DIRECTION_TO_DEVICE) != RSIM_STS_OK) {
+        s->stats[RSIM_STAT_REM_ACCESS_ERR]++;
+        rsim_resp_nak(s, qp, ROCE_NAK_REM_ACCESS, psn);
+        return false;
+    }
+    roce_frame_finish(&frame, n);
+    rsim_xmit(s, &frame);
+    res->next_pkt++;
+    return true;
+}
+
+/*
+ * Send pending READ responses, oldest READ first, at most *budget packets.
+ * Returns true if responses remain (the QP is scheduled again).
+ */
+bool rsim_resp_run(RdmaSimState *s, RsimQp *qp, unsigned *budget)
+{
+    RsimXport *x = qp->x;
+
+    while (x->rd_pending && *budget) {
+        RsimResource *res = &x->res[x->rd_cur];
+
+        if (!res->pending || res->next_pkt >= res->npkts ||
+            !rsim_resp_read_packet(s, qp, res)) {
+            res->pending = false;
+            x->rd_cur = (x->rd_cur + 1) % x->nres;
+            x->rd_pending--;
+            continue;
+        }
+        (*budget)--;
+    }
+    return x->rd_pending != 0;
+}
+
+/* Queue a resource's responses from packet from on. */
+static void rsim_resp_read_start(RdmaSimState *s, RsimQp *qp,
+                                 RsimResource *res, uint32_t from)
+{
+    res->pending = true;
+    res->next_pkt = from;
+    qp->x->rd_pending++;
+    rsim_qp_schedule(s, qp);
+}
+
+static RsimResource *rsim_resp_new_resource(RsimXport *x)
+{
+    RsimResource *res = &x->res[x->res_next];
+
+    if (res->pending) {
+        return NULL;            /* more READs than responder resources */
+    }
+    x->res_next = (x->res_next + 1) % x->nres;
+    memset(res, 0, sizeof(*res));
+    res->valid = true;
+    return res;
+}
+
+static void rsim_resp_read(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
+{
+    RsimXport *x = qp->x;
+    RsimResource *res;
+    RsimMr *mr;
+
+    if (!qp->max_dest_rd_atomic) {
+        rsim_resp_fatal(s, qp, pkt, ROCE_NAK_INVALID_REQ, 0);
+        return;
+    }
+    if (pkt->dma_len &&
+        rsim_mr_check(s, pkt->rkey, qp->pdn, RSIM_ACCESS_REMOTE_READ,
+                      pkt->va, pkt->dma_len, &mr) != RSIM_STS_OK) {
+        s->stats[RSIM_STAT_REM_ACCESS_ERR]++;
+        rsim_resp_fatal(s, qp, pkt, ROCE_NAK_REM_ACCESS, 0);
+        return;
+    }
+    res = rsim_resp_new_resource(x);
+    if (!res) {
+        rsim_resp_fatal(s, qp, pkt, ROCE_NAK_INVALID_REQ, 0);
+        return;
+    }
+    res->first_psn = pkt->psn;
+    res->npkts = MAX(1, DIV_ROUND_UP(pkt->dma_len, x->mtu));
+    res->va = pkt->va;
+    res->rkey = pkt->rkey;
+    res->length = pkt->dma_len;
+    x->epsn = roce_psn_add(x->epsn, res->npkts);
+    x->msn = (x->msn + 1) & 0xffffff;
+    rsim_resp_read_start(s, qp, res, 0);
+}
+
+static void rsim_resp_atomic(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
+{
+    RsimXport *x = qp->x;
+    RsimResource *res;
+    uint64_t le, orig, val;
+    RsimMr *mr;
+
+    if (!qp->max_dest_rd_atomic || (pkt->va & 7)) {
+        rsim_resp_fatal(s, qp, pkt, ROCE_NAK_INVALID_REQ, 0);
+        return;
+    }
+    if (rsim_mr_check(s, pkt->rkey, qp->pdn, RSIM_ACCESS_REMOTE_ATOMIC,
+                      pkt->va, 8, &mr) != RSIM_STS_OK ||
+        rsim_mr_dma(s, pkt->rkey, qp->pdn, RSIM_ACCESS_REMOTE_ATOMIC,
+                    pkt->va, &le, 8, DMA_DIRECTION_TO_DEVICE)) {
+        s->stats[RSIM_STAT_REM_ACCESS_ERR]++;
+        rsim_resp_fatal(s, qp, pkt, ROCE_NAK_REM_ACCESS, 0);
+        return;
+    }
+    /*
+     * The engine runs under the BQL, so this read-modify-write is atomic
+     * with respect to every other QP of the device.
+     */
+    orig = le64_to_cpu(le);
+    if (pkt->opcode == ROCE_RC_CMP_SWAP) {
+        val = orig == pkt->compare ? pkt->swap_add : orig;
+    } else {
+        val = orig + pkt->swap_add;
+    }
+    le = cpu_to_le64(val);
+    if (rsim_mr_dma(s, pkt->rkey, qp->pdn, RSIM_ACCESS_REMOTE_ATOMIC,
+                    pkt->va, &le, 8, DMA_DIRECTION_FROM_DEVICE)) {
+        s->stats[RSIM_STAT_REM_ACCESS_ERR]++;
+        rsim_resp_fatal(s, qp, pkt, ROCE_NAK_REM_ACCESS, 0);
+        return;
+    }
+    res = rsim_resp_new_resource(x);
+    if (!res) {
+        rsim_resp_fatal(s, qp, pkt, ROCE_NAK_INVALID_REQ, 0);
+        return;
+    }
+    res->atomic = true;
+    res->first_psn = pkt->psn;
+    res->npkts = 1;
+    res->orig = orig;
+    x->epsn = roce_psn_add(x->epsn, 1);
+    x->msn = (x->msn + 1) & 0xffffff;
+    rsim_resp_send_aeth(s, qp, ROCE_RC_ATOMIC_ACK,
+                        ROCE_AETH_ACK | ROCE_AETH_CREDITS_INVALID, pkt->psn,
+                        &res->orig);
+}
+
+/* A request with a PSN the responder has already executed. */
+static void rsim_resp_duplicate(RdmaSimState *s, RsimQp *qp,
+                                const RocePkt *pkt)
+{
+    RsimXport *x = qp->x;
+
+    s->stats[RSIM_STAT_DUP_REQ]++;
+    if (pkt->flags & (ROCE_F_READ | ROCE_F_ATOMIC)) {
+        for (uint32_t i = 0; i < x->nres; i++) {
+            RsimResource *res = &x->res[i];
+            int32_t d = roce_psn_cmp(pkt->psn, res->first_psn);
+
+            if (!res->valid || d < 0 || d >= (int32_t)res->npkts ||
+                res->atomic != !!(pkt->flags & ROCE_F_ATOMIC)) {
+                continue;
+            }
+            if (res->atomic) {
+                rsim_resp_send_aeth(s, qp, ROCE_RC_ATOMIC_ACK,
+                                    ROCE_AETH_ACK | ROCE_AETH_CREDITS_INVALID,
+                                    pkt->psn, &res->orig);
+            } else if (pkt->rkey != res->rkey) {
+                return;
+            } else if (res->pending) {
+                /* still sending: go back to the packet asked for */
+                res->next_pkt = MIN(res->next_pkt, (uint32_t)d);
+            } else if (!x->rd_pending) {
+                x->rd_cur = res - x->res;
+                rsim_resp_read_start(s, qp, res, d);
+            }
+            return;
+        }
+        return;                 /* too old to replay: the requester times out */
+    }
+    rsim_resp_ack(s, qp, roce_psn_add(x->epsn, ROCE_PSN_MASK));
+}
+
+/* Is this opcode allowed now, after the packets before it? */
+static bool rsim_resp_sequence_ok(RsimXport *x, const RocePkt *pkt)
+{
+    bool first = pkt->flags & ROCE_F_FIRST;
+
+    switch (x->msg) {
+    case RSIM_RESP_SEND:
+        return !first && (pkt->flags & ROCE_F_SEND);
+    case RSIM_RESP_WRITE:
+        return !first && (pkt->flags & ROCE_F_WRITE);
+    default:
+        return first;
+    }
+}
+
+/* Payload sizes IBTA allows for a packet's position in its message. */
+static bool rsim_resp_length_ok(RsimXport *x, const RocePkt *pkt)
+{
+    bool first = pkt->flags & ROCE_F_FIRST, last = pkt->flags & ROCE_F_LAST;
+
+    if (!(pkt->flags & (ROCE_F_SEND | ROCE_F_WRITE))) {
+        return true;
+    }
+    if (first && last) {
+        return pkt->paylen <= x->mtu;
+    }
+    if (!last) {
+        return pkt->paylen == x->mtu;
+    }
+    return pkt->paylen && pkt->paylen <= x->mtu;
+}
+
+static bool rsim_resp_access_ok(RsimQp *qp, const RocePkt *pkt)
+{
+    if (pkt->flags & ROCE_F_WRITE) {
+        return qp->access & RSIM_ACCESS_REMOTE_WRITE;
+    }
+    if (pkt->flags & ROCE_F_READ) {
+        return qp->access & RSIM_ACCESS_REMOTE_READ;
+    }
+    if (pkt->flags & ROCE_F_ATOMIC) {
+        return qp->access & RSIM_ACCESS_REMOTE_ATOMIC;
+    }
+    return true;
+}
+
+void rsim_resp_rx(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
+{
+    RsimXport *x = qp->x;
+    int32_t d;
+
+    if (!x || qp->state < RSIM_QPS_RTR || qp->state == RSIM_QPS_ERR) {
+        return;
+    }
+    if (qp->state == RSIM_QPS_RTR && !x->comm_est) {
+        x->comm_est = true;
+        rsim_aeq_post(s, RSIM_EV_COMM_EST, qp->qpn, 0);
+    }
+    d = roce_psn_cmp(pkt->psn, x->epsn);
+    if (d > 0) {
+        if (!x->seq_nak_sent) {
+            x->seq_nak_sent = true;
+            s->stats[RSIM_STAT_SEQ_NAK_SENT]++;
+            rsim_resp_nak(s, qp, ROCE_NAK_PSN_SEQ, x->epsn);
+        }
+        return;
+    }
+    if (d < 0) {
+        rsim_resp_duplicate(s, qp, pkt);
+        return;
+    }
+    x->seq_nak_sent = false;
+    if (!rsim_resp_sequence_ok(x, pkt) || !rsim_resp_length_ok(x, pkt) ||
+        !rsim_resp_access_ok(qp, pkt)) {
+        rsim_guest_error(s, "responder", "QP %u: invalid request opcode "
+                         "0x%02x PSN %u length %u", qp->qpn, pkt->opcode,
+                         pkt->psn, pkt->paylen);
+        rsim_resp_fatal(s, qp, pkt, ROCE_NAK_INVALID_REQ,
+                        RSIM_WC_REM_INV_REQ_ERR);
+        return;
+    }
+    if (pkt->flags & ROCE_F_SEND) {
+        rsim_resp_send(s, qp, pkt);
+    } else if (pkt->flags & ROCE_F_WRITE) {
+        rsim_resp_write(s, qp, pkt);
+    } else if (pkt->flags & ROCE_F_READ) {
+        rsim_resp_read(s, qp, pkt);
+    } else {
+        rsim_resp_atomic(s, qp, pkt);
+    }
+}
+
+/*
+ * The QP entered ERR: a receive WQE taken from an SRQ is no longer in any
+ * ring, so it is flushed here.
+ */
+void rsim_resp_error(RdmaSimState *s, RsimQp *qp)
+{
+    RsimXport *x = qp->x;
+
+    if (x && x->have_rwqe && x->rwqe_from_srq) {
+        rsim_resp_complete(s, qp, RSIM_WC_WR_FLUSH_ERR, RSIM_WC_RECV, 0, 0, 0,
+                           false);
+    }
+    if (x) {
+        x->have_rwqe = false;
+        x->msg = RSIM_RESP_IDLE;
+        for (uint32_t i = 0; i < x->nres; i++) {
+            x->res[i].pending = false;
+        }
+        x->rd_pending = 0;
+    }
+}
+
+void rsim_resp_clear(RsimXport *x)
+{
+    x->rd_cur = 0;
+    x->rd_pending = 0;
+    x->have_rwqe = false;
+    x->msg = RSIM_RESP_IDLE;
+    x->seq_nak_sent = false;
+    x->comm_est = false;
+    memset(x->res, 0, sizeof(*x->res) * x->nres);
+    x->res_next = 0;
+}

@@ -1,0 +1,963 @@
+/*
+ * qtest for the rdma-sim RC transport, driven entirely from the test:
+ * two QPs of one device connected over the device's internal loopback.
+ *
+ * The test plays the guest driver: it brings the device up through the
+ * admin queue, builds rings and MRs in guest memory, posts Soft-RoCE format
+ * WQEs, rings doorbells and checks completions and memory byte for byte.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/bswap.h"
+#include "libqtest.h"
+#include "libqos/pci-pc.h"
+#include "libqos/malloc-pc.h"
+#include "hw/rdma-sim/rdma_sim_hw.h"
+
+#define AQ_DEPTH        16
+#define EQ_DEPTH        64
+#define RING_DEPTH_LOG2 6               /* 64-entry rings */
+#define SQ_ELEM_LOG2    10              /* 1 KiB send WQEs */
+#define RQ_ELEM_LOG2    8
+#define BUF_SIZE        (256 * 1024)
+#define POLL_LIMIT      200000
+
+typedef struct Dev {
+    QTestState *qts;
+    QGuestAllocator alloc;
+    QPCIBus *bus;
+    QPCIDevice *pdev;
+    QPCIBar bar0;
+    QPCIBar bar2;
+    uint64_t aq, acq, aeq;
+    uint32_t aq_tail;
+    uint32_t acq_head;
+    bool acq_phase;
+    uint16_t next_id;
+    uint8_t mac[6];
+} Dev;
+
+/* A ring in guest memory with the test's own view of its indices */
+typedef struct Ring {
+    uint64_t addr;
+    uint32_t depth;
+    uint8_t log2_elem;
+    uint32_t prod;                      /* SQ/RQ: what the test produced */
+    uint32_t cons;                      /* CQ: what the test consumed */
+} Ring;
+
+typedef struct Qp {
+    uint32_t qpn;
+    Ring sq;
+    Ring rq;
+    Ring scq;
+    Ring rcq;
+    uint32_t scqn;
+    uint32_t rcqn;
+} Qp;
+
+typedef struct Mr {
+    uint64_t addr;
+    uint64_t len;
+    uint32_t lkey;
+    uint32_t rkey;
+} Mr;
+
+static void find_dev(QPCIDevice *pdev, int devfn, void *data)
+{
+    *(QPCIDevice **)data = pdev;
+}
+
+/* ------------------------------------------------------------------------
+ * Admin queue
+ * ------------------------------------------------------------------------ */
+
+static uint32_t dev_cmd(Dev *d, void *cmd, void *result)
+{
+    struct rsim_admin_cmd *c = cmd;
+    uint64_t slot = d->aq + (uint64_t)d->aq_tail * RSIM_AQ_ENTRY_SIZE;
+    uint64_t cqe = d->acq + (uint64_t)d->acq_head * RSIM_ACQ_ENTRY_SIZE;
+    uint16_t id = d->next_id++;
+    uint32_t dw0;
+    int i;
+
+    c->dw0 = cpu_to_le32(le32_to_cpu(c->dw0) | (uint32_t)id << 16);
+    qtest_memwrite(d->qts, slot, c, sizeof(*c));
+    d->aq_tail = (d->aq_tail + 1) % AQ_DEPTH;
+    qpci_io_writel(d->pdev, d->bar0, A_RSIM_AQ_TAIL, d->aq_tail);
+    for (i = 0; i < POLL_LIMIT; i++) {
+        dw0 = qtest_readl(d->qts, cqe);
+        if (((dw0 >> 31) & 1) == d->acq_phase) {
+            break;
+        }
+    }
+    g_assert_cmpint(i, <, POLL_LIMIT);
+    g_assert_cmpuint(dw0 & 0xffff, ==, id);
+    if (result) {
+        qtest_memread(d->qts, cqe + 8, result, 56);
+    }
+    d->acq_head = (d->acq_head + 1) % AQ_DEPTH;
+    if (!d->acq_head) {
+        d->acq_phase = !d->acq_phase;
+    }
+    qpci_io_writel(d->pdev, d->bar0, A_RSIM_ACQ_HEAD, d->acq_head);
+    return (dw0 >> 16) & 0xff;
+}
+
+static void cmd_init(void *cmd, size_t size, unsigned opcode)
+{
+    memset(cmd, 0, size);
+    ((struct rsim_cmd_hdr *)cmd)->dw0 = cpu_to_le32(opcode);
+}
+
+/* Run a create-style command that must succeed; returns the handle. */
+static uint32_t dev_create(Dev *d, void *cmd, uint32_t *handle2)
+{
+    struct rsim_create_resp r;
+
+    g_assert_cmpuint(dev_cmd(d, cmd, &r), ==, RSIM_STS_OK);
+    if (handle2) {
+        *handle2 = le32_to_cpu(r.handle2);
+    }
+    return le32_to_cpu(r.handle);
+}
+
+static void dev_start(Dev *d, const char *props)
+{
+    struct rsim_admin_cmd c;
+    struct rsim_query_port_resp port;
+    QPCIDevice *pdev = NULL;
+
+    memset(d, 0, sizeof(*d));
+    /* RSIM_QTEST_ARGS: extra QEMU arguments, e.g. -trace for debugging */
+    d->qts = qtest_initf("-M pc -device rdma-sim,mac=52:54:00:aa:bb:01%s %s",
+                         props ? props : "",
+                         getenv("RSIM_QTEST_ARGS") ?: "");
+    pc_alloc_init(&d->alloc, d->qts, ALLOC_NO_FLAGS);
+    d->bus = qpci_new_pc(d->qts, &d->alloc);
+    qpci_device_foreach(d->bus, RSIM_PCI_VENDOR_ID, RSIM_PCI_DEVICE_ID,
+                        find_dev, &pdev);
+    g_assert(pdev);
+    d->pdev = pdev;
+    qpci_device_enable(pdev);
+    d->bar0 = qpci_iomap(pdev, RSIM_BAR_REGS, NULL);
+    d->bar2 = qpci_iomap(pdev, RSIM_BAR_DOORBELL, NULL);
+    qpci_msix_enable(pdev);
+
+    d->aq = guest_alloc(&d->alloc, AQ_DEPTH * RSIM_AQ_ENTRY_SIZE);
+    d->acq = guest_alloc(&d->alloc, AQ_DEPTH * RSIM_ACQ_ENTRY_SIZE);
+    d->aeq = guest_alloc(&d->alloc, 64 * RSIM_EQ_ENTRY_SIZE);
+    qtest_memset(d->qts, d->acq, 0, AQ_DEPTH * RSIM_ACQ_ENTRY_SIZE);
+    qtest_memset(d->qts, d->aeq, 0, 64 * RSIM_EQ_ENTRY_SIZE);
+    qpci_io_writel(pdev, d->bar0, A_RSIM_AQ_BASE_LO, d->aq);
+    qpci_io_writel(pdev, d->bar0, A_RSIM_AQ_BASE_HI, d->aq >> 32);
+    qpci_io_writel(pdev, d->bar0, A_RSIM_AQ_DEPTH, AQ_DEPTH);
+    qpci_io_writel(pdev, d->bar0, A_RSIM_ACQ_BASE_LO, d->acq);
+    qpci_io_writel(pdev, d->bar0, A_RSIM_ACQ_BASE_HI, d->acq >> 32);
+    qpci_io_writel(pdev, d->bar0, A_RSIM_ACQ_DEPTH, AQ_DEPTH);
+    qpci_io_writel(pdev, d->bar0, A_RSIM_AEQ_BASE_LO, d->aeq);
+    qpci_io_writel(pdev, d->bar0, A_RSIM_AEQ_BASE_HI, d->aeq >> 32);
+    qpci_io_writel(pdev, d->bar0, A_RSIM_AEQ_DEPTH, 64);
+    qpci_io_writel(pdev, d->bar0, A_RSIM_DEV_CTRL, R_RSIM_DEV_CTRL_ENABLE_MASK);
+    g_assert_cmphex(qpci_io_readl(pdev, d->bar0, A_RSIM_DEV_STATUS) &
+                    R_RSIM_DEV_STATUS_READY_MASK, ==,
+                    R_RSIM_DEV_STATUS_READY_MASK);
+    d->acq_phase = true;
+
+    cmd_init(&c, sizeof(c), RSIM_CMD_QUERY_PORT);
+    g_assert_cmpuint(dev_cmd(d, &c, &port), ==, RSIM_STS_OK);
+    memcpy(d->mac, port.mac, 6);
+}
+
+static void dev_stop(Dev *d)
+{
+    qpci_iounmap(d->pdev, d->bar0);
+    qpci_iounmap(d->pdev, d->bar2);
+    g_free(d->pdev);
+    qpci_free_pc(d->bus);
+    alloc_destroy(&d->alloc);
+    qtest_quit(d->qts);
+}
+
+/* Is the device alive and answering? */
+static void dev_check_alive(Dev *d)
+{
+    struct rsim_admin_cmd c;
+
+    cmd_init(&c, sizeof(c), RSIM_CMD_NOP);
+    g_assert_cmpuint(dev_cmd(d, &c, NULL), ==, RSIM_STS_OK);
+}
+
+static uint64_t dev_stat(Dev *d, enum rsim_stat which)
+{
+    struct rsim_cmd_query_stats c;
+    uint64_t buf = guest_alloc(&d->alloc, RSIM_STAT_COUNT * 8);
+    uint64_t val;
+
+    cmd_init(&c, sizeof(c), RSIM_CMD_QUERY_STATS);
+    c.addr = cpu_to_le64(buf);
+    c.len = cpu_to_le32(RSIM_STAT_COUNT * 8);
+    g_assert_cmpuint(dev_cmd(d, &c, NULL), ==, RSIM_STS_OK);
+    val = qtest_readq(d->qts, buf + which * 8);
+    guest_free(&d->alloc, buf);
+    return val;
+}
+
+/* ------------------------------------------------------------------------
+ * Objects
+ * ------------------------------------------------------------------------ */
+
+static void ring_alloc(Dev *d, Ring *r, uint8_t log2_elem)
+{
+    uint64_t bytes = RSIM_QUEUE_DATA_OFFSET +
+                     ((uint64_t)1 << (RING_DEPTH_LOG2 + log2_elem));
+
+    r->addr = guest_alloc(&d->alloc, bytes);
+    qtest_memset(d->qts, r->addr, 0, bytes);
+    r->depth = 1u << RING_DEPTH_LOG2;
+    r->log2_elem = log2_elem;
+    qtest_writel(d->qts, r->addr + RSIM_QUEUE_LOG2_ELEM_OFFSET, log2_elem);
+    qtest_writel(d->qts, r->addr + RSIM_QUEUE_MASK_OFFSET, r->depth - 1);
+}
+
+static void ring_desc(const Ring *r, struct rsim_queue_desc *q)
+{
+    q->addr = cpu_to_le64(r->addr);
+    q->level = RSIM_PBL_LEVEL0;
+    q->log2_elem_size = r->log2_elem;
+    q->log2_depth = RING_DEPTH_LOG2;
+}
+
+static uint64_t ring_elem(const Ring *r, uint32_t idx)
+{
+    return r->addr + RSIM_QUEUE_DATA_OFFSET +
+           ((uint64_t)(idx & (r->depth - 1)) << r->log2_elem);
+}
+
+static uint32_t create_cq(Dev *d, Ring *r, uint32_t eqn)
+{
+    struct rsim_cmd_create_cq c;
+
+    ring_alloc(d, r, RSIM_CQE_LOG2_SLOT);
+    cmd_init(&c, sizeof(c), RSIM_CMD_CREATE_CQ);
+    c.eqn = cpu_to_le32(eqn);
+    ring_desc(r, &c.q);
+    return dev_create(d, &c, NULL);
+}
+
+static void create_qp(Dev *d, Qp *qp, uint32_t pdn, uint32_t eqn)
+{
+    struct rsim_cmd_create_qp c;
+
+    qp->scqn = create_cq(d, &qp->scq, eqn);
+    qp->rcqn = create_cq(d, &qp->rcq, eqn);
+    ring_alloc(d, &qp->sq, SQ_ELEM_LOG2);
+    ring_alloc(d, &qp->rq, RQ_ELEM_LOG2);
+    cmd_init(&c, sizeof(c), RSIM_CMD_CREATE_QP);
+    c.qp_type = RSIM_QPT_RC;
+    c.max_send_sge = 4;
+    c.max_recv_sge = 4;
+    c.pdn = cpu_to_le32(pdn);
+    c.send_cqn = cpu_to_le32(qp->scqn);
+    c.recv_cqn = cpu_to_le32(qp->rcqn);
+    c.srqn = cpu_to_le32(RSIM_NO_SRQ);
+    ring_desc(&qp->sq, &c.sq);
+    ring_desc(&qp->rq, &c.rq);
+    c.max_inline = cpu_to_le16(256);
+    qp->qpn = dev_create(d, &c, NULL);
+}
+
+static uint32_t modify_qp(Dev *d, uint32_t qpn, struct rsim_qp_attr *a)
+{
+    struct rsim_cmd_qp_attr c;
+    uint64_t buf = guest_alloc(&d->alloc, sizeof(*a));
+    uint32_t st;
+
+    qtest_memwrite(d->qts, buf, a, sizeof(*a));
+    cmd_init(&c, sizeof(c), RSIM_CMD_MODIFY_QP);
+    c.qpn = cpu_to_le32(qpn);
+    c.addr = cpu_to_le64(buf);
+    st = dev_cmd(d, &c, NULL);
+    guest_free(&d->alloc, buf);
+    return st;
+}
+
+static uint8_t query_qp_state(Dev *d, uint32_t qpn)
+{
+    struct rsim_cmd_qp_attr c;
+    struct rsim_qp_attr a;
+    uint64_t buf = guest_alloc(&d->alloc, sizeof(a));
+
+    cmd_init(&c, sizeof(c), RSIM_CMD_QUERY_QP);
+    c.qpn = cpu_to_le32(qpn);
+    c.addr = cpu_to_le64(buf);
+    g_assert_cmpuint(dev_cmd(d, &c, NULL), ==, RSIM_STS_OK);
+    qtest_memread(d->qts, buf, &a, sizeof(a));
+    guest_free(&d->alloc, buf);
+    return a.qp_state;
+}
+
+static const uint8_t test_gid[16] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 168, 7, 1,
+};
+
+/* RESET -> INIT -> RTR -> RTS, connected to dest over the loopback. */
+static void connect_qp(Dev *d, uint32_t qpn, uint32_t dest, uint32_t access,
+                       uint8_t path_mtu, uint8_t timeout, uint8_t retry)
+{
+    struct rsim_qp_attr a;
+
+    memset(&a, 0, sizeof(a));
+    a.attr_mask = cpu_to_le32(RSIM_QP_STATE | RSIM_QP_PKEY_INDEX |
+                              RSIM_QP_PORT | RSIM_QP_ACCESS_FLAGS);
+    a.qp_state = RSIM_QPS_INIT;
+    a.port_num = 1;
+    a.qp_access_flags = cpu_to_le32(access);
+    g_assert_cmpuint(modify_qp(d, qpn, &a), ==, RSIM_STS_OK);
+
+    memset(&a, 0, sizeof(a));
+    a.attr_mask = cpu_to_le32(RSIM_QP_STATE | RSIM_QP_AV | RSIM_QP_PATH_MTU |
+                              RSIM_QP_DEST_QPN | RSIM_QP_RQ_PSN |
+                              RSIM_QP_MAX_DEST_RD_ATOMIC |
+                              RSIM_QP_MIN_RNR_TIMER);
+    a.qp_state = RSIM_QPS_RTR;
+    a.path_mtu = path_mtu;
+    a.dest_qp_num = cpu_to_le32(dest);
+    a.rq_psn = cpu_to_le32(0xfffff0 + dest % 8);   /* wraps soon */
+    a.max_dest_rd_atomic = 4;
+    a.min_rnr_timer = 1;
+    memcpy(a.av.dgid, test_gid, 16);
+    memcpy(a.av.dmac, d->mac, 6);
+    a.av.hop_limit = 64;
+    a.av.network_type = RSIM_NET_IPV4;
+    g_assert_cmpuint(modify_qp(d, qpn, &a), ==, RSIM_STS_OK);
+
+    memset(&a, 0, sizeof(a));
+    a.attr_mask = cpu_to_le32(RSIM_QP_STATE | RSIM_QP_TIMEOUT |
+                              RSIM_QP_RETRY_CNT | RSIM_QP_RNR_RETRY |
+                              RSIM_QP_SQ_PSN | RSIM_QP_MAX_QP_RD_ATOMIC);
+    a.qp_state = RSIM_QPS_RTS;
+    a.timeout = timeout;
+    a.retry_cnt = retry;
+    a.rnr_retry = 7;
+    a.sq_psn = cpu_to_le32(0xfffff0 + qpn % 8);
+    a.max_rd_atomic = 4;
+    g_assert_cmpuint(modify_qp(d, qpn, &a), ==, RSIM_STS_OK);
+}
+
+static Mr reg_mr(Dev *d, uint32_t pdn, uint64_t len, uint32_t access)
+{
+    struct rsim_cmd_reg_mr c;
+    Mr mr = { .len = len };
+
+    mr.addr = guest_alloc(&d->alloc, len);
+    cmd_init(&c, sizeof(c), RSIM_CMD_REG_MR);
+    c.pdn = cpu_to_le32(pdn);
+    c.access = cpu_to_le32(access);
+    c.iova = cpu_to_le64(mr.addr);
+    c.length = cpu_to_le64(len);
+    c.pbl_addr = cpu_to_le64(mr.addr);
+    c.level = RSIM_PBL_LEVEL0;
+    mr.lkey = dev_create(d, &c, &mr.rkey);
+    return mr;
+}
+
+/* ------------------------------------------------------------------------
+ * Work requests and completions
+ * ------------------------------------------------------------------------ */
+
+typedef struct Wr {
+    uint64_t wr_id;
+    uint32_t opcode;
+    uint32_t flags;
+    uint32_t ex;
+    uint64_t remote_addr;
+    uint32_t rkey;
+    uint64_t compare_add;
+    uint64_t swap;
+    uint32_t nsge;
+    struct rsim_sge sge[4];
+} Wr;
+
+static void post_send(Dev *d, Qp *qp, const Wr *wr)
+{
+    struct rsim_send_wqe w;
+    uint64_t slot = ring_elem(&qp->sq, qp->sq.prod);
+
+    memset(&w, 0, sizeof(w));
+    w.wr_id = cpu_to_le64(wr->wr_id);
+    w.opcode = cpu_to_le32(wr->opcode);
+    w.send_flags = cpu_to_le32(wr->flags | RSIM_SEND_SIGNALED);
+    w.ex = wr->ex;
+    if (wr->opcode == RSIM_WR_ATOMIC_CMP_AND_SWP ||
+        wr->opcode == RSIM_WR_ATOMIC_FETCH_AND_ADD) {
+        w.wr.atomic.remote_addr = cpu_to_le64(wr->remote_addr);
+        w.wr.atomic.rkey = cpu_to_le32(wr->rkey);
+        w.wr.atomic.compare_add = cpu_to_le64(wr->compare_add);
+        w.wr.atomic.swap = cpu_to_le64(wr->swap);
+    } else {
+        w.wr.rdma.remote_addr = cpu_to_le64(wr->remote_addr);
+        w.wr.rdma.rkey = cpu_to_le32(wr->rkey);
+    }
+    w.dma.num_sge = cpu_to_le32(wr->nsge);
+    qtest_memwrite(d->qts, slot, &w, sizeof(w));
+    qtest_memwrite(d->qts, slot + sizeof(w), wr->sge,
+                   wr->nsge * sizeof(wr->sge[0]));
+    qp->sq.prod = (qp->sq.prod + 1) % qp->sq.depth;
+    qtest_writel(d->qts, qp->sq.addr + RSIM_QUEUE_PROD_OFFSET, qp->sq.prod);
+    qpci_io_writel(d->pdev, d->bar2, A_RSIM_DB_SQ, qp->qpn);
+}
+
+static void post_recv(Dev *d, Qp *qp, uint64_t wr_id, uint64_t addr,
+                      uint32_t len, uint32_t lkey)
+{
+    struct rsim_recv_wqe w;
+    struct rsim_sge sge = {
+        .addr = cpu_to_le64(addr),
+        .length = cpu_to_le32(len),
+        .lkey = cpu_to_le32(lkey),
+    };
+    uint64_t slot = ring_elem(&qp->rq, qp->rq.prod);
+
+    memset(&w, 0, sizeof(w));
+    w.wr_id = cpu_to_le64(wr_id);
+    w.dma.num_sge = cpu_to_le32(1);
+    qtest_memwrite(d->qts, slot, &w, sizeof(w));
+    qtest_memwrite(d->qts, slot + sizeof(w), &sge, sizeof(sge));
+    qp->rq.prod = (qp->rq.prod + 1) % qp->rq.depth;
+    qtest_writel(d->qts, qp->rq.addr + RSIM_QUEUE_PROD_OFFSET, qp->rq.prod);
+}
+
+/* Wait for the next completion of a CQ (the clock moves for timers). */
+static void poll_cq(Dev *d, Ring *cq, struct rsim_cqe *cqe)
+{
+    int i;
+
+    for (i = 0; i < POLL_LIMIT; i++) {
+        if (qtest_readl(d->qts, cq->addr + RSIM_QUEUE_PROD_OFFSET) !=
+            cq->cons) {
+            break;
+        }
+        if (i % 16 == 15) {
+            qtest_clock_step(d->qts, 1000 * 1000);
+        }
+    }
+    g_assert_cmpint(i, <, POLL_LIMIT);
+    qtest_memread(d->qts, ring_elem(cq, cq->cons), cqe, sizeof(*cqe));
+    cq->cons = (cq->cons + 1) % cq->depth;
+    qtest_writel(d->qts, cq->addr + RSIM_QUEUE_CONS_OFFSET, cq->cons);
+}
+
+static void expect_cqe(Dev *d, Ring *cq, uint64_t wr_id, uint32_t status,
+                       uint32_t opcode, uint32_t byte_len, uint32_t qpn)
+{
+    struct rsim_cqe cqe;
+
+    poll_cq(d, cq, &cqe);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, wr_id);
+    g_assert_cmpuint(le32_to_cpu(cqe.status), ==, status);
+    if (status == RSIM_WC_SUCCESS) {
+        g_assert_cmpuint(le32_to_cpu(cqe.opcode), ==, opcode);
+        g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, byte_len);
+    }
+    g_assert_cmpuint(le32_to_cpu(cqe.qp_num), ==, qpn);
+}
+
+static void fill_pattern(Dev *d, uint64_t addr, size_t len, uint8_t seed)
+{
+    g_autofree uint8_t *buf = g_malloc(len);
+
+    for (size_t i = 0; i < len; i++) {
+        buf[i] = seed + i * 7 + (i >> 8);
+    }
+    qtest_memwrite(d->qts, addr, buf, len);
+}
+
+static void check_pattern(Dev *d, uint64_t addr, size_t len, uint8_t seed)
+{
+    g_autofree uint8_t *buf = g_malloc(len);
+
+    qtest_memread(d->qts, addr, buf, len);
+    for (size_t i = 0; i < len; i++) {
+        if (buf[i] != (uint8_t)(seed + i * 7 + (i >> 8))) {
+            g_error("byte %zu of %zu differs: 0x%02x", i, len, buf[i]);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Scenarios
+ * ------------------------------------------------------------------------ */
+
+typedef struct Pair {
+    Dev d;
+    uint32_t pdn;
+    uint32_t eqn;
+    Qp a;
+    Qp b;
+    Mr ma;
+    Mr mb;
+} Pair;
+
+#define ACCESS_ALL (RSIM_ACCESS_LOCAL_WRITE | RSIM_ACCESS_REMOTE_WRITE | \
+                    RSIM_ACCESS_REMOTE_READ | RSIM_ACCESS_REMOTE_ATOMIC)
+
+static void pair_start(Pair *p, const char *props, uint8_t path_mtu,
+                       uint32_t b_access, uint8_t retry)
+{
+    struct rsim_admin_cmd c;
+    struct rsim_cmd_gid g;
+    struct rsim_cmd_create_eq e;
+
+    memset(p, 0, sizeof(*p));
+    dev_start(&p->d, props);
+    cmd_init(&c, sizeof(c), RSIM_CMD_ALLOC_PD);
+    p->pdn = dev_create(&p->d, &c, NULL);
+    cmd_init(&g, sizeof(g), RSIM_CMD_ADD_GID);
+    memcpy(g.gid, test_gid, 16);
+    g.type = RSIM_GID_TYPE_ROCE_V2;
+    g_assert_cmpuint(dev_cmd(&p->d, &g, NULL), ==, RSIM_STS_OK);
+    cmd_init(&e, sizeof(e), RSIM_CMD_CREATE_EQ);
+    e.vector = cpu_to_le32(1);
+    e.addr = cpu_to_le64(guest_alloc(&p->d.alloc,
+                                     EQ_DEPTH * RSIM_EQ_ENTRY_SIZE));
+    e.depth = cpu_to_le32(EQ_DEPTH);
+    p->eqn = dev_create(&p->d, &e, NULL);
+
+    create_qp(&p->d, &p->a, p->pdn, p->eqn);
+    create_qp(&p->d, &p->b, p->pdn, p->eqn);
+    connect_qp(&p->d, p->a.qpn, p->b.qpn, ACCESS_ALL, path_mtu, 10, retry);
+    connect_qp(&p->d, p->b.qpn, p->a.qpn, b_access, path_mtu, 10, retry);
+    p->ma = reg_mr(&p->d, p->pdn, BUF_SIZE, ACCESS_ALL);
+    p->mb = reg_mr(&p->d, p->pdn, BUF_SIZE, ACCESS_ALL);
+}
+
+static struct rsim_sge sge_of(const Mr *mr, uint64_t off, uint32_t len)
+{
+    struct rsim_sge s = {
+        .addr = cpu_to_le64(mr->addr + off),
+        .length = cpu_to_le32(len),
+        .lkey = cpu_to_le32(mr->lkey),
+    };
+
+    return s;
+}
+
+/* SEND of len bytes from A to B, the receive split over the whole MR. */
+static void do_send(Pair *p, uint32_t len, uint8_t seed, bool imm)
+{
+    Wr wr = {
+        .wr_id = 0x1000 + len,
+        .opcode = imm ? RSIM_WR_SEND_WITH_IMM : RSIM_WR_SEND,
+        .ex = cpu_to_be32(0xcafe0000 | (len & 0xffff)),
+        .nsge = 2,
+    };
+    uint32_t half = len / 2;
+    struct rsim_cqe cqe;
+
+    fill_pattern(&p->d, p->ma.addr, len, seed);
+    qtest_memset(p->d.qts, p->mb.addr, 0, len + 64);
+    post_recv(&p->d, &p->b, 0x2000 + len, p->mb.addr, BUF_SIZE, p->mb.lkey);
+    wr.sge[0] = sge_of(&p->ma, 0, half);
+    wr.sge[1] = sge_of(&p->ma, half, len - half);
+    post_send(&p->d, &p->a, &wr);
+    expect_cqe(&p->d, &p->a.scq, wr.wr_id, RSIM_WC_SUCCESS, RSIM_WC_SEND,
+               len, p->a.qpn);
+    poll_cq(&p->d, &p->b.rcq, &cqe);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x2000 + len);
+    g_assert_cmpuint(le32_to_cpu(cqe.status), ==, RSIM_WC_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(cqe.opcode), ==, RSIM_WC_RECV);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, len);
+    g_assert_cmpuint(le32_to_cpu(cqe.src_qp), ==, p->a.qpn);
+    if (imm) {
+        g_assert_cmphex(le32_to_cpu(cqe.wc_flags), ==, RSIM_WC_WITH_IMM);
+        g_assert_cmphex(cqe.ex, ==, cpu_to_be32(0xcafe0000 | (len & 0xffff)));
+    } else {
+        g_assert_cmphex(le32_to_cpu(cqe.wc_flags), ==, 0);
+    }
+    check_pattern(&p->d, p->mb.addr, len, seed);
+    g_assert_cmpuint(qtest_readb(p->d.qts, p->mb.addr + len), ==, 0);
+}
+
+static void do_write_imm(Pair *p, uint32_t len, uint8_t seed)
+{
+    Wr wr = {
+        .wr_id = 0x3000 + len,
+        .opcode = RSIM_WR_RDMA_WRITE_WITH_IMM,
+        .ex = cpu_to_be32(0x12345678),
+        .remote_addr = p->mb.addr + 8,
+        .rkey = p->mb.rkey,
+        .nsge = 1,
+    };
+    struct rsim_cqe cqe;
+
+    fill_pattern(&p->d, p->ma.addr, len, seed);
+    qtest_memset(p->d.qts, p->mb.addr, 0, len + 16);
+    post_recv(&p->d, &p->b, 0x4000 + len, 0, 0, 0);
+    wr.sge[0] = sge_of(&p->ma, 0, len);
+    post_send(&p->d, &p->a, &wr);
+    expect_cqe(&p->d, &p->a.scq, wr.wr_id, RSIM_WC_SUCCESS,
+               RSIM_WC_RDMA_WRITE, len, p->a.qpn);
+    poll_cq(&p->d, &p->b.rcq, &cqe);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x4000 + len);
+    g_assert_cmpuint(le32_to_cpu(cqe.status), ==, RSIM_WC_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(cqe.opcode), ==, RSIM_WC_RECV_RDMA_WITH_IMM);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, len);
+    g_assert_cmphex(le32_to_cpu(cqe.wc_flags), ==, RSIM_WC_WITH_IMM);
+    g_assert_cmphex(cqe.ex, ==, cpu_to_be32(0x12345678));
+    g_assert_cmpuint(qtest_readq(p->d.qts, p->mb.addr), ==, 0);
+    check_pattern(&p->d, p->mb.addr + 8, len, seed);
+    g_assert_cmpuint(qtest_readl(p->d.qts, p->mb.addr + 8 + len), ==, 0);
+}
+
+static void do_read(Pair *p, uint32_t len, uint8_t seed)
+{
+    Wr wr = {
+        .wr_id = 0x5000 + len,
+        .opcode = RSIM_WR_RDMA_READ,
+        .remote_addr = p->mb.addr + 16,
+        .rkey = p->mb.rkey,
+        .nsge = 1,
+    };
+
+    fill_pattern(&p->d, p->mb.addr + 16, len, seed);
+    qtest_memset(p->d.qts, p->ma.addr, 0, len + 16);
+    wr.sge[0] = sge_of(&p->ma, 4, len);
+    post_send(&p->d, &p->a, &wr);
+    expect_cqe(&p->d, &p->a.scq, wr.wr_id, RSIM_WC_SUCCESS,
+               RSIM_WC_RDMA_READ, len, p->a.qpn);
+    g_assert_cmpuint(qtest_readl(p->d.qts, p->ma.addr), ==, 0);
+    check_pattern(&p->d, p->ma.addr + 4, len, seed);
+    g_assert_cmpuint(qtest_readl(p->d.qts, p->ma.addr + 4 + len), ==, 0);
+}
+
+static void do_atomics(Pair *p)
+{
+    Wr cas = {
+        .wr_id = 0x6001,
+        .opcode = RSIM_WR_ATOMIC_CMP_AND_SWP,
+        .remote_addr = p->mb.addr + 64,
+        .rkey = p->mb.rkey,
+        .compare_add = 0x1111222233334444ull,
+        .swap = 0x5555666677778888ull,
+        .nsge = 1,
+    };
+    Wr fadd = {
+        .wr_id = 0x6002,
+        .opcode = RSIM_WR_ATOMIC_FETCH_AND_ADD,
+        .remote_addr = p->mb.addr + 64,
+        .rkey = p->mb.rkey,
+        .compare_add = 0x10,
+        .nsge = 1,
+    };
+
+    qtest_writeq(p->d.qts, p->mb.addr + 64, 0x1111222233334444ull);
+    cas.sge[0] = sge_of(&p->ma, 128, 8);
+    post_send(&p->d, &p->a, &cas);
+    expect_cqe(&p->d, &p->a.scq, cas.wr_id, RSIM_WC_SUCCESS,
+               RSIM_WC_COMP_SWAP, 8, p->a.qpn);
+    g_assert_cmphex(qtest_readq(p->d.qts, p->ma.addr + 128), ==,
+                    0x1111222233334444ull);
+    g_assert_cmphex(qtest_readq(p->d.qts, p->mb.addr + 64), ==,
+                    0x5555666677778888ull);
+
+    /* compare fails: memory unchanged, old value returned */
+    post_send(&p->d, &p->a, &cas);
+    expect_cqe(&p->d, &p->a.scq, cas.wr_id, RSIM_WC_SUCCESS,
+               RSIM_WC_COMP_SWAP, 8, p->a.qpn);
+    g_assert_cmphex(qtest_readq(p->d.qts, p->ma.addr + 128), ==,
+                    0x5555666677778888ull);
+    g_assert_cmphex(qtest_readq(p->d.qts, p->mb.addr + 64), ==,
+                    0x5555666677778888ull);
+
+    fadd.sge[0] = sge_of(&p->ma, 136, 8);
+    for (int i = 0; i < 5; i++) {
+        post_send(&p->d, &p->a, &fadd);
+        expect_cqe(&p->d, &p->a.scq, fadd.wr_id, RSIM_WC_SUCCESS,
+                   RSIM_WC_FETCH_ADD, 8, p->a.qpn);
+        g_assert_cmphex(qtest_readq(p->d.qts, p->ma.addr + 136), ==,
+                        0x5555666677778888ull + 0x10 * i);
+    }
+    /* exactly five additions, even with duplicated or lost packets */
+    g_assert_cmphex(qtest_readq(p->d.qts, p->mb.addr + 64), ==,
+                    0x5555666677778888ull + 0x50);
+}
+
+/* Every operation at several sizes: the mix a run of perftest makes. */
+static void run_all_ops(Pair *p)
+{
+    static const uint32_t sizes[] = { 0, 1, 255, 1024, 1025, 4096, 65536,
+                                      200000 };
+
+    for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
+        do_send(p, sizes[i], i, i & 1);
+        do_write_imm(p, sizes[i], i + 50);
+        do_read(p, sizes[i], i + 100);
+    }
+    do_atomics(p);
+}
+
+static void test_loopback_ops(void)
+{
+    Pair p;
+
+    pair_start(&p, NULL, RSIM_MTU_1024, ACCESS_ALL, 7);
+    run_all_ops(&p);
+    g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_LOOPBACK_PKTS), >, 0);
+    g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_RX_ICRC_ERR), ==, 0);
+    g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_RETRANSMITS), ==, 0);
+    dev_stop(&p.d);
+}
+
+static void test_loopback_mtu4096(void)
+{
+    Pair p;
+
+    pair_start(&p, NULL, RSIM_MTU_4096, ACCESS_ALL, 7);
+    run_all_ops(&p);
+    dev_stop(&p.d);
+}
+
+/* 2% loss and 2% reordering: every operation still completes correctly. */
+static void test_loopback_loss(void)
+{
+    Pair p;
+
+    pair_start(&p, ",fault-drop=20000,fault-reorder=20000,fault-seed=7", RSIM_MTU_1024, ACCESS_ALL, 7);
+    run_all_ops(&p);
+    g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_FAULT_DROP), >, 0);
+    g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_FAULT_REORDER), >, 0);
+    g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_RETRANSMITS), >, 0);
+    dev_stop(&p.d);
+}
+
+/* Duplicates and corruption: detected, never executed twice. */
+static void test_loopback_dup_corrupt(void)
+{
+    Pair p;
+
+    pair_start(&p, ",fault-dup=50000,fault-corrupt=20000,fault-seed=3", RSIM_MTU_1024, ACCESS_ALL, 7);
+    run_all_ops(&p);
+    g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_FAULT_DUP), >, 0);
+    g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_DUP_REQ), >, 0);
+    /* a damaged frame fails the ICRC, or earlier checks if the BTH broke */
+    g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_FAULT_CORRUPT), >, 0);
+    g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_RX_ICRC_ERR) +
+                     dev_stat(&p.d, RSIM_STAT_RX_DROP_MALFORMED), >=,
+                     dev_stat(&p.d, RSIM_STAT_FAULT_CORRUPT));
+    dev_stop(&p.d);
+}
+
+/* A WRITE with an rkey the responder's MR does not grant. */
+static void test_rkey_violation(void)
+{
+    Pair p;
+    Wr wr = {
+        .wr_id = 0x7001,
+        .opcode = RSIM_WR_RDMA_WRITE,
+        .nsge = 1,
+    };
+    struct rsim_cqe cqe;
+
+    pair_start(&p, NULL, RSIM_MTU_1024, ACCESS_ALL, 7);
+    post_recv(&p.d, &p.b, 0x7100, p.mb.addr, 64, p.mb.lkey);
+    wr.remote_addr = p.mb.addr;
+    wr.rkey = p.mb.rkey ^ 0x1;          /* wrong key variant */
+    wr.sge[0] = sge_of(&p.ma, 0, 64);
+    post_send(&p.d, &p.a, &wr);
+    expect_cqe(&p.d, &p.a.scq, wr.wr_id, RSIM_WC_REM_ACCESS_ERR, 0, 0,
+               p.a.qpn);
+    g_assert_cmpuint(query_qp_state(&p.d, p.a.qpn), ==, RSIM_QPS_ERR);
+    /* the responder went to ERR too: its posted receive is flushed */
+    poll_cq(&p.d, &p.b.rcq, &cqe);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x7100);
+    g_assert_cmpuint(le32_to_cpu(cqe.status), ==, RSIM_WC_WR_FLUSH_ERR);
+    g_assert_cmpuint(query_qp_state(&p.d, p.b.qpn), ==, RSIM_QPS_ERR);
+    g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_REM_ACCESS_ERR), ==, 1);
+    dev_check_alive(&p.d);
+    dev_stop(&p.d);
+}
+
+/* A READ beyond the end of the remote MR. */
+static void test_read_out_of_range(void)
+{
+    Pair p;
+    Wr wr = {
+        .wr_id = 0x7002,
+        .opcode = RSIM_WR_RDMA_READ,
+        .nsge = 1,
+    };
+
+    pair_start(&p, NULL, RSIM_MTU_1024, ACCESS_ALL, 7);
+    wr.remote_addr = p.mb.addr + BUF_SIZE - 100;
+    wr.rkey = p.mb.rkey;
+    wr.sge[0] = sge_of(&p.ma, 0, 200);
+    post_send(&p.d, &p.a, &wr);
+    expect_cqe(&p.d, &p.a.scq, wr.wr_id, RSIM_WC_REM_ACCESS_ERR, 0, 0,
+               p.a.qpn);
+    dev_check_alive(&p.d);
+    dev_stop(&p.d);
+}
+
+/* A local SGE with a bad lkey: local protection error, then the flush. */
+static void test_bad_lkey(void)
+{
+    Pair p;
+    Wr wr = {
+        .wr_id = 0x7003,
+        .opcode = RSIM_WR_SEND,
+        .nsge = 1,
+    };
+    Wr next = {
+        .wr_id = 0x7004,
+        .opcode = RSIM_WR_SEND,
+        .nsge = 1,
+    };
+
+    pair_start(&p, NULL, RSIM_MTU_1024, ACCESS_ALL, 7);
+    wr.sge[0] = sge_of(&p.ma, 0, 64);
+    wr.sge[0].lkey = cpu_to_le32(p.ma.lkey + 0x100);  /* another index */
+    next.sge[0] = sge_of(&p.ma, 0, 64);
+    post_send(&p.d, &p.a, &wr);
+    post_send(&p.d, &p.a, &next);
+    expect_cqe(&p.d, &p.a.scq, wr.wr_id, RSIM_WC_LOC_PROT_ERR, 0, 0,
+               p.a.qpn);
+    expect_cqe(&p.d, &p.a.scq, next.wr_id, RSIM_WC_WR_FLUSH_ERR, 0, 0,
+               p.a.qpn);
+    g_assert_cmpuint(query_qp_state(&p.d, p.a.qpn), ==, RSIM_QPS_ERR);
+    g_assert_cmpuint(qtest_readl(p.d.qts,
+                                 p.a.sq.addr + RSIM_QUEUE_CONS_OFFSET), ==,
+                     p.a.sq.prod);
+    dev_check_alive(&p.d);
+    dev_stop(&p.d);
+}
+
+/* The responder QP lacks REMOTE_WRITE: invalid request for the requester. */
+static void test_qp_access_denied(void)
+{
+    Pair p;
+    Wr wr = {
+        .wr_id = 0x7005,
+        .opcode = RSIM_WR_RDMA_WRITE,
+        .nsge = 1,
+    };
+
+    pair_start(&p, NULL, RSIM_MTU_1024, RSIM_ACCESS_LOCAL_WRITE, 7);
+    wr.remote_addr = p.mb.addr;
+    wr.rkey = p.mb.rkey;
+    wr.sge[0] = sge_of(&p.ma, 0, 64);
+    post_send(&p.d, &p.a, &wr);
+    expect_cqe(&p.d, &p.a.scq, wr.wr_id, RSIM_WC_REM_INV_REQ_ERR, 0, 0,
+               p.a.qpn);
+    dev_check_alive(&p.d);
+    dev_stop(&p.d);
+}
+
+/* A SEND without a posted receive waits (RNR) and lands once one is. */
+static void test_rnr_then_receive(void)
+{
+    Pair p;
+    Wr wr = {
+        .wr_id = 0x7006,
+        .opcode = RSIM_WR_SEND,
+        .nsge = 1,
+    };
+    struct rsim_cqe cqe;
+
+    pair_start(&p, NULL, RSIM_MTU_1024, ACCESS_ALL, 7);
+    fill_pattern(&p.d, p.ma.addr, 3000, 9);
+    wr.sge[0] = sge_of(&p.ma, 0, 3000);
+    post_send(&p.d, &p.a, &wr);
+    for (int i = 0; i < 50; i++) {
+        qtest_clock_step(p.d.qts, 100 * 1000);
+    }
+    g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_RNR_NAK_SENT), >, 0);
+    g_assert_cmpuint(qtest_readl(p.d.qts,
+                                 p.a.scq.addr + RSIM_QUEUE_PROD_OFFSET), ==,
+                     0);
+    post_recv(&p.d, &p.b, 0x7106, p.mb.addr, 4096, p.mb.lkey);
+    expect_cqe(&p.d, &p.a.scq, wr.wr_id, RSIM_WC_SUCCESS, RSIM_WC_SEND, 3000,
+               p.a.qpn);
+    poll_cq(&p.d, &p.b.rcq, &cqe);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 3000);
+    check_pattern(&p.d, p.mb.addr, 3000, 9);
+    dev_stop(&p.d);
+}
+
+/* A QP moved to ERR flushes what is posted and what is posted later. */
+static void test_error_flush(void)
+{
+    Pair p;
+    struct rsim_qp_attr a = {
+        .attr_mask = cpu_to_le32(RSIM_QP_STATE),
+        .qp_state = RSIM_QPS_ERR,
+    };
+    Wr wr = {
+        .wr_id = 0x7007,
+        .opcode = RSIM_WR_SEND,
+        .nsge = 1,
+    };
+
+    pair_start(&p, NULL, RSIM_MTU_1024, ACCESS_ALL, 7);
+    post_recv(&p.d, &p.b, 0x7201, p.mb.addr, 64, p.mb.lkey);
+    post_recv(&p.d, &p.b, 0x7202, p.mb.addr, 64, p.mb.lkey);
+    g_assert_cmpuint(modify_qp(&p.d, p.b.qpn, &a), ==, RSIM_STS_OK);
+    expect_cqe(&p.d, &p.b.rcq, 0x7201, RSIM_WC_WR_FLUSH_ERR, 0, 0, p.b.qpn);
+    expect_cqe(&p.d, &p.b.rcq, 0x7202, RSIM_WC_WR_FLUSH_ERR, 0, 0, p.b.qpn);
+    g_assert_cmpuint(modify_qp(&p.d, p.a.qpn, &a), ==, RSIM_STS_OK);
+    wr.sge[0] = sge_of(&p.ma, 0, 64);
+    post_send(&p.d, &p.a, &wr);
+    expect_cqe(&p.d, &p.a.scq, wr.wr_id, RSIM_WC_WR_FLUSH_ERR, 0, 0,
+               p.a.qpn);
+    dev_stop(&p.d);
+}
+
+/* Nobody answers (the peer QP is gone): retry count exceeded. */
+static void test_retry_exceeded(void)
+{
+    Pair p;
+    struct rsim_cmd_handle c;
+    Wr wr = {
+        .wr_id = 0x7008,
+        .opcode = RSIM_WR_RDMA_WRITE,
+        .nsge = 1,
+    };
+
+    pair_start(&p, NULL, RSIM_MTU_1024, ACCESS_ALL, 3);
+    cmd_init(&c, sizeof(c), RSIM_CMD_DESTROY_QP);
+    c.handle = cpu_to_le32(p.b.qpn);
+    g_assert_cmpuint(dev_cmd(&p.d, &c, NULL), ==, RSIM_STS_OK);
+    wr.remote_addr = p.mb.addr;
+    wr.rkey = p.mb.rkey;
+    wr.sge[0] = sge_of(&p.ma, 0, 64);
+    post_send(&p.d, &p.a, &wr);
+    expect_cqe(&p.d, &p.a.scq, wr.wr_id, RSIM_WC_RETRY_EXC_ERR, 0, 0,
+               p.a.qpn);
+    /* the first try and three retries each timed out */
+    g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_TIMEOUTS), ==, 4);
+    g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_RETRANSMITS), ==, 3);
+    dev_stop(&p.d);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    qtest_add_func("/rdma-sim/transport/loopback-ops", test_loopback_ops);
+    qtest_add_func("/rdma-sim/transport/loopback-mtu4096",
+                   test_loopback_mtu4096);
+    qtest_add_func("/rdma-sim/transport/loss-reorder", test_loopback_loss);
+    qtest_add_func("/rdma-sim/transport/dup-corrupt",
+                   test_loopback_dup_corrupt);
+    qtest_add_func("/rdma-sim/transport/rkey-violation", test_rkey_violation);
+    qtest_add_func("/rdma-sim/transport/read-out-of-range",
+                   test_read_out_of_range);
+    qtest_add_func("/rdma-sim/transport/bad-lkey", test_bad_lkey);
+    qtest_add_func("/rdma-sim/transport/qp-access-denied",
+                   test_qp_access_denied);
+    qtest_add_func("/rdma-sim/transport/rnr", test_rnr_then_receive);
+    qtest_add_func("/rdma-sim/transport/error-flush", test_error_flush);
+    qtest_add_func("/rdma-sim/transport/retry-exceeded", test_retry_exceeded);
+    return g_test_run();
+}
