@@ -1,0 +1,586 @@
+# shellcheck shell=bash
+# tests/vm/lib.sh - host side of the rdma-sim VM test harness.
+#
+# Source it from bash (tests/vm/vm, tests/vm/t-*.sh, scripts/rdma-sim-vm).
+# It boots Debian's own kernel in TCG guests whose user space is this host's
+# root filesystem (read-only over virtio-9p, tmpfs overlay on top), runs a
+# guest script and returns its status. See tests/vm/README.md.
+#
+# Settings (environment):
+#   QEMU         QEMU binary (default: $QEMU_BINARY, else build/qemu-build/qemu-system-x86_64)
+#   ACCEL        QEMU accelerator (default: tcg; nested KVM hangs on our machines)
+#   VM_MEM       guest memory in MiB (default 1024)
+#   VM_SMP       guest vCPUs (default 1)
+#   VM_MACHINE   QEMU machine type (default q35)
+#   VM_CPU       QEMU -cpu model (default: QEMU's default for the accelerator)
+#   VM_TIMEOUT   seconds for a whole run, boot to power off (default 300)
+#   VM_APPEND    extra guest kernel command line
+#   VM_NIC       NIC model on the guests' UDP link (default: virtio-net-pci for
+#                two guests, none for one; "" = none)
+#   VM_NETIF     guest test interface: auto | driver:NAME | NAME (default auto)
+#   VM_KEEP      1: keep the run directory even when the run passed
+#   VM_VERBOSE   1: stream the guests' serial consoles to the terminal
+#   VM_RUNS_DIR  where run directories go (default: $RDMA_SIM_LOGDIR, which
+#                make check sets, else build/vm-runs)
+#   VM_CACHE     guest kernel cache (default build/guest)
+#   GUEST_ABI    guest kernel ABI, e.g. 6.1.0-57-amd64 (default: what
+#                linux-image-amd64 depends on in apt's lists)
+
+VM_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+VM_REPO=$(cd "$VM_LIB_DIR/../.." && pwd)
+VM_CACHE=${VM_CACHE:-$VM_REPO/build/guest}
+# make check (scripts/check.sh) gives each test a log directory and the QEMU binary.
+VM_RUNS_DIR=${VM_RUNS_DIR:-${RDMA_SIM_LOGDIR:-$VM_REPO/build/vm-runs}}
+QEMU=${QEMU:-${QEMU_BINARY:-$VM_REPO/build/qemu-build/qemu-system-x86_64}}
+ACCEL=${ACCEL:-tcg}
+VM_MEM=${VM_MEM:-1024}
+VM_SMP=${VM_SMP:-1}
+VM_MACHINE=${VM_MACHINE:-q35}
+VM_CPU=${VM_CPU:-}
+VM_TIMEOUT=${VM_TIMEOUT:-300}
+VM_APPEND=${VM_APPEND:-}
+VM_KEEP=${VM_KEEP:-0}
+VM_VERBOSE=${VM_VERBOSE:-0}
+
+# Modules the initramfs needs to mount the host root. Their dependencies
+# (virtio_ring, virtio, virtio_pci_*_dev, netfs, fscache, 9pnet) come from
+# modules.dep; modules built into the kernel are skipped.
+VM_INITRD_MODULES=(virtio_pci 9pnet_virtio 9p overlay)
+
+vm_log() { echo "vm: $*" >&2; }
+vm_die() { echo "vm: error: $*" >&2; exit 1; }
+
+vm_need() { # vm_need CMD PACKAGE
+    command -v "$1" >/dev/null 2>&1 ||
+        vm_die "'$1' not found: install package $2 (run 'make deps', or apt-get install $2)"
+}
+
+# Takes an exclusive lock on the kernel cache for the rest of the calling
+# subshell; parallel runs build the cache only once.
+vm_lock_cache() {
+    mkdir -p "$VM_CACHE"
+    exec {VM_LOCK_FD}>"$VM_CACHE/.lock"
+    flock "$VM_LOCK_FD"
+}
+
+# Prints the guest kernel ABI (e.g. 6.1.0-57-amd64).
+vm_abi() {
+    if [[ -n ${GUEST_ABI:-} ]]; then
+        echo "$GUEST_ABI"
+        return
+    fi
+    local abi
+    abi=$(apt-cache depends linux-image-amd64 2>/dev/null |
+        awk '/Depends: linux-image-[0-9]/ { sub("linux-image-", "", $2); print $2; exit }')
+    if [[ -z $abi ]]; then
+        # No apt lists (offline?): use the kernel already in the cache if there is one.
+        local cached=("$VM_CACHE"/*/.fetched)
+        if [[ ${#cached[@]} -eq 1 && -e ${cached[0]} ]]; then
+            abi=$(basename "$(dirname "${cached[0]}")")
+        else
+            vm_die "cannot tell the guest kernel ABI: 'apt-cache depends linux-image-amd64' names none. Run 'apt-get update', or set GUEST_ABI (e.g. GUEST_ABI=6.1.0-57-amd64)"
+        fi
+    fi
+    echo "$abi"
+}
+
+# Sets VM_ABI (once: apt-cache takes about a second).
+vm_resolve_abi() {
+    [[ -n ${VM_ABI:-} ]] || VM_ABI=$(vm_abi)
+}
+
+vm_kernel_dir() { echo "$VM_CACHE/$1"; }          # ABI -> cache dir of that kernel
+
+# fetch-kernel: downloads linux-image-ABI, unpacks it into build/guest/ABI/root
+# and runs depmod there. Done once per ABI.
+vm_fetch_kernel() {
+    local abi dir
+    vm_resolve_abi
+    abi=$VM_ABI
+    dir=$(vm_kernel_dir "$abi")
+    [[ -e $dir/.fetched ]] && return 0
+    vm_need apt-get apt
+    vm_need dpkg-deb dpkg
+    vm_need depmod kmod
+    (
+        vm_lock_cache
+        [[ -e $dir/.fetched ]] && exit 0
+        vm_log "fetching guest kernel linux-image-$abi into $dir"
+        local tmp
+        tmp=$(mktemp -d "$VM_CACHE/.fetch.XXXXXX")
+        trap 'rm -rf "$tmp"' EXIT
+        # Runs as root in a root-owned directory: no "unsandboxed download" warning.
+        (cd "$tmp" && apt-get download -q -o APT::Sandbox::User=root "linux-image-$abi" >download.log 2>&1) || {
+            cat "$tmp/download.log" >&2
+            vm_die "apt-get download linux-image-$abi failed: run 'apt-get update' (as root), or set GUEST_ABI to an ABI the archive has"
+        }
+        dpkg-deb -x "$tmp"/linux-image-*.deb "$tmp/root" ||
+            vm_die "dpkg-deb -x failed on $(ls "$tmp"/*.deb)"
+        [[ -f $tmp/root/boot/vmlinuz-$abi && -d $tmp/root/lib/modules/$abi ]] ||
+            vm_die "linux-image-$abi has no boot/vmlinuz-$abi or lib/modules/$abi"
+        depmod -b "$tmp/root" "$abi" || vm_die "depmod -b $tmp/root $abi failed"
+        rm -rf "$dir"
+        mkdir -p "$dir"
+        mv "$tmp/root" "$dir/root"
+        touch "$dir/.fetched"
+    ) || exit 1
+}
+
+# vm_extract_vmlinux ABI: unpacks the ELF kernel from vmlinuz into vmlinux when the
+# kernel can boot through PVH (CONFIG_PVH): QEMU then boots it directly, which saves
+# the ~3 s the compressed kernel takes to decompress itself under TCG.
+vm_extract_vmlinux() {
+    local abi=$1 root img pos magic cmd
+    root=$(vm_kernel_dir "$abi")/root
+    img=$root/boot/vmlinuz-$abi
+    [[ -f $root/boot/vmlinux.tried ]] && return 0
+    rm -f "$root/boot/vmlinux"
+    if grep -qx 'CONFIG_PVH=y' "$root/boot/config-$abi" 2>/dev/null; then
+        for magic in '\xfd7zXZ\x00:xz -dc --single-stream' '\x28\xb5\x2f\xfd:zstd -qdc' '\x1f\x8b\x08\x00:gzip -dc'; do
+            cmd=${magic#*:}
+            command -v "${cmd%% *}" >/dev/null 2>&1 || continue
+            for pos in $(LC_ALL=C grep -obUaP "${magic%%:*}" "$img" 2>/dev/null | cut -d: -f1); do
+                tail -c +$((pos + 1)) "$img" | $cmd >"$root/boot/vmlinux.tmp" 2>/dev/null
+                if [[ $(head -c 4 "$root/boot/vmlinux.tmp" | od -An -tx1 | tr -d ' ') == 7f454c46 ]]; then
+                    mv "$root/boot/vmlinux.tmp" "$root/boot/vmlinux"
+                    break 2
+                fi
+            done
+        done
+        rm -f "$root/boot/vmlinux.tmp"
+    fi
+    touch "$root/boot/vmlinux.tried"
+}
+
+# vm_kernel_image ABI: the kernel file QEMU boots (VM_KERNEL=bzimage forces vmlinuz).
+vm_kernel_image() {
+    local root
+    root=$(vm_kernel_dir "$1")/root
+    if [[ ${VM_KERNEL:-} != bzimage && -f $root/boot/vmlinux ]]; then
+        echo "$root/boot/vmlinux"
+    else
+        echo "$root/boot/vmlinuz-$1"
+    fi
+}
+
+# Prints, in load order, the module files the initramfs must insmod.
+vm_initrd_module_files() {
+    local abi=$1 root line m
+    root=$(vm_kernel_dir "$abi")/root
+    declare -A seen=()
+    for m in "${VM_INITRD_MODULES[@]}"; do
+        # --show-depends prints "insmod PATH" in load order, "builtin NAME" if built in.
+        modprobe -d "$root" -S "$abi" --show-depends "$m" ||
+            vm_die "module $m not found for kernel $abi (in $root)"
+    done | while read -r line; do
+        case $line in
+        insmod\ *)
+            line=${line#insmod }
+            line=${line%% *}
+            [[ -n ${seen[$line]:-} ]] && continue
+            seen[$line]=1
+            echo "$line" ;;
+        builtin\ *) ;;
+        *) vm_die "unexpected modprobe output: $line" ;;
+        esac
+    done
+}
+
+# build-initramfs: busybox-static + the modules that mount the host root +
+# tests/vm/guest-init as /init. Rebuilt when guest-init or the kernel changes.
+vm_build_initramfs() {
+    local abi dir out
+    vm_resolve_abi
+    abi=$VM_ABI
+    dir=$(vm_kernel_dir "$abi")
+    out=$dir/initramfs.cpio
+    vm_fetch_kernel
+    if [[ -f $out && $out -nt $VM_LIB_DIR/guest-init && $out -nt $dir/.fetched && -f $dir/root/boot/vmlinux.tried ]]; then
+        return 0
+    fi
+    vm_need busybox busybox-static
+    vm_need cpio cpio
+    vm_need modprobe kmod
+    if ! dpkg-query -W -f '${Status}' busybox-static 2>/dev/null | grep -q 'ok installed'; then
+        vm_die "busybox-static is not installed (the initramfs needs a static busybox): apt-get install busybox-static"
+    fi
+    (
+        vm_lock_cache
+        vm_extract_vmlinux "$abi"
+        [[ -f $out && $out -nt $VM_LIB_DIR/guest-init && $out -nt $dir/.fetched ]] && exit 0
+        vm_log "building initramfs for $abi"
+        local tmp f name
+        tmp=$(mktemp -d "$VM_CACHE/.initramfs.XXXXXX")
+        trap 'rm -rf "$tmp"' EXIT
+        mkdir -p "$tmp"/{bin,dev,proc,sys,lower,upper,newroot,modules}
+        cp "$(command -v busybox)" "$tmp/bin/busybox"
+        install -m 0755 "$VM_LIB_DIR/guest-init" "$tmp/init"
+        : >"$tmp/modules/load-order"
+        # busybox insmod cannot read compressed modules: store them decompressed.
+        vm_initrd_module_files "$abi" >"$tmp/module-files" || exit 1
+        while read -r f; do
+            name=$(basename "$f")
+            case $f in
+            *.ko) cp "$f" "$tmp/modules/$name" ;;
+            *.ko.xz) vm_need xz xz-utils; name=${name%.xz}; xz -dc "$f" >"$tmp/modules/$name" ;;
+            *.ko.zst) vm_need zstd zstd; name=${name%.zst}; zstd -qdc "$f" >"$tmp/modules/$name" ;;
+            *.ko.gz) name=${name%.gz}; gzip -dc "$f" >"$tmp/modules/$name" ;;
+            *) vm_die "unknown module file type: $f" ;;
+            esac
+            echo "$name" >>"$tmp/modules/load-order"
+        done <"$tmp/module-files"
+        rm "$tmp/module-files"
+        (cd "$tmp" && find . -mindepth 1 | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0) >"$out.tmp" ||
+            vm_die "cpio failed"
+        mv "$out.tmp" "$out"
+    ) || exit 1
+}
+
+# Makes sure the kernel, its modules, the initramfs and QEMU are there.
+vm_prepare() {
+    vm_build_initramfs
+    if [[ ! -x $QEMU ]]; then
+        if [[ $QEMU == "$VM_REPO/build/qemu-build/qemu-system-x86_64" ]]; then
+            vm_die "QEMU not built: $QEMU is missing. Run 'make' (builds QEMU with rdma-sim), or set QEMU=/path/to/qemu-system-x86_64"
+        fi
+        vm_die "QEMU binary '$QEMU' not found or not executable (set QEMU)"
+    fi
+    if ! "$QEMU" -device help 2>/dev/null | grep -q '"virtio-9p-pci"'; then
+        vm_die "$QEMU has no virtio-9p (VirtFS): rebuild it with libcap-ng-dev and libattr1-dev installed (run 'make deps')"
+    fi
+}
+
+# Two free UDP ports on 127.0.0.1 (printed as "P1 P2"). Chosen at random and
+# checked against the sockets in use; a clash between two runs starting at
+# the same instant is unlikely and shows up as a QEMU bind error.
+vm_free_udp_ports() {
+    local used p ports=()
+    used=$(ss -Hulna 2>/dev/null | awk '{ n = split($4, a, ":"); print a[n] }')
+    while ((${#ports[@]} < 2)); do
+        p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+        grep -qx "$p" <<<"$used" && continue
+        [[ " ${ports[*]} " == *" $p "* ]] && continue
+        ports+=("$p")
+    done
+    echo "${ports[@]}"
+}
+
+vm_quote() { # words quoted for bash, space-separated (nothing for no words)
+    if (($#)); then printf '%q ' "$@"; fi
+}
+
+vm_guest_letter() { local l=(A B C D E F G H); echo "${l[$1]}"; }
+
+# vm_setup_run NAME NGUESTS: creates the run directory and sets the
+# per-run defaults (VM_RUN_DIR). Options are taken from these variables,
+# which the caller sets (see vm_parse_opt):
+#   VM_SCRIPTS[]    guest script per guest (a single one is used by all guests;
+#                   none: interactive shell)
+#   VM_NIC          NIC model for the test link ('' = none; default virtio-net-pci
+#                   when there are 2 guests)
+#   VM_NETIF        guest interface spec: auto | driver:NAME | NAME
+#   VM_KOS[]        modules (paths) to insmod in each guest, dependencies first
+#   VM_MODPROBE[]   modules to modprobe in each guest
+#   VM_DEVICES[]    extra -device arguments for each guest
+#   VM_QEMU_ARGS[]  extra raw QEMU arguments for each guest
+vm_setup_run() {
+    local name=$1 n=$2
+    mkdir -p "$VM_RUNS_DIR"
+    VM_RUN_DIR=$(mktemp -d "$VM_RUNS_DIR/$name.$(date +%Y%m%d-%H%M%S).XXXX")
+    VM_NGUESTS=$n
+    if [[ -z ${VM_NIC+set} ]]; then
+        if ((n > 1)); then VM_NIC=virtio-net-pci; else VM_NIC=; fi
+    fi
+    VM_NETIF=${VM_NETIF:-auto}
+    local i abi dir ports=() p
+    vm_resolve_abi
+    abi=$VM_ABI
+    dir=$(vm_kernel_dir "$abi")
+    if [[ -n $VM_NIC ]]; then
+        if ((n == 2)); then
+            read -r -a ports <<<"$(vm_free_udp_ports)"
+        elif ((n == 1)); then
+            read -r -a ports <<<"$(vm_free_udp_ports)"   # link to nowhere
+        else
+            vm_die "more than 2 guests are not supported yet"
+        fi
+    fi
+    for ((i = 0; i < n; i++)); do
+        vm_write_guest "$i" "$abi" "$dir" "${ports[@]}"
+    done
+}
+
+# vm_write_guest INDEX ABI KDIR [PORT_A PORT_B]: writes gINDEX/results/guest.env
+# (read by tests/vm/guest-runner in the guest) and gINDEX/qemu.sh (boots the
+# guest; extra QEMU arguments given to it are appended, e.g. -serial ...).
+vm_write_guest() {
+    local i=$1 abi=$2 kdir=$3 pa=${4:-} pb=${5:-}
+    local g=$VM_RUN_DIR/g$i letter script ip='' peer='' role
+    letter=$(vm_guest_letter "$i")
+    mkdir -p "$g/results"
+    if ((${#VM_SCRIPTS[@]} == 0)); then
+        script=
+    elif ((${#VM_SCRIPTS[@]} == 1)); then
+        script=${VM_SCRIPTS[0]}
+    else
+        script=${VM_SCRIPTS[$i]:-}
+        [[ -n $script ]] || vm_die "no script for guest $letter"
+    fi
+    if [[ -n $script ]]; then
+        [[ -f $script ]] || vm_die "guest script not found: $script"
+        script=$(realpath "$script")
+    fi
+    if ((i == 0)); then role=server; else role=client; fi
+    if [[ -n $VM_NIC ]]; then
+        ip=10.0.0.$((i + 1))/24
+        if ((VM_NGUESTS == 2)); then peer=10.0.0.$((2 - i)); fi
+    fi
+    local ko kos=()
+    for ko in "${VM_KOS[@]}"; do
+        [[ -f ${ko%% *} ]] || vm_die "module not found: ${ko%% *}"
+        kos+=("$(realpath "${ko%% *}")${ko#"${ko%% *}"}")
+    done
+    local cols=80 rows=24
+    if [[ -n ${VM_TERM_SIZE:-} ]]; then # COLSxROWS of the terminal the console goes to
+        cols=${VM_TERM_SIZE%x*} rows=${VM_TERM_SIZE#*x}
+    elif [[ -t 1 ]]; then
+        cols=$(tput cols 2>/dev/null || echo 80)
+        rows=$(tput lines 2>/dev/null || echo 24)
+    fi
+    {
+        echo "# written by tests/vm/lib.sh; sourced by tests/vm/guest-runner"
+        printf 'RSIM_INDEX=%q\n' "$i"
+        printf 'RSIM_NAME=%q\n' "$letter"
+        printf 'RSIM_ROLE=%q\n' "$role"
+        printf 'RSIM_NGUESTS=%q\n' "$VM_NGUESTS"
+        printf 'RSIM_HOSTNAME=%q\n' "rsim-${letter,,}"
+        printf 'RSIM_ABI=%q\n' "$abi"
+        printf 'RSIM_REPO=%q\n' "$VM_REPO"
+        printf 'RSIM_SCRIPT=%q\n' "$script"
+        printf 'RSIM_TIMEOUT=%q\n' "$((VM_TIMEOUT > 60 ? VM_TIMEOUT - 20 : VM_TIMEOUT * 2 / 3))"
+        printf 'RSIM_IP=%q\n' "$ip"
+        printf 'RSIM_PEER=%q\n' "$peer"
+        printf 'RSIM_NETIF_SPEC=%q\n' "$VM_NETIF"
+        printf 'RSIM_KOS=(%s)\n' "$(vm_quote "${kos[@]}")"
+        printf 'RSIM_MODPROBE=(%s)\n' "$(vm_quote "${VM_MODPROBE[@]}")"
+        printf 'RSIM_TERM_COLS=%q\nRSIM_TERM_ROWS=%q\nRSIM_TERM=%q\n' "$cols" "$rows" "${TERM:-vt220}"
+        local e
+        for e in "${VM_ENVS[@]}"; do
+            [[ $e =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || vm_die "--env wants NAME=VALUE, not '$e'"
+            printf 'export %s=%q\n' "${e%%=*}" "${e#*=}"
+        done
+    } >"$g/results/guest.env"
+
+    local -a cmd=(
+        "$QEMU" -accel "$ACCEL" -machine "$VM_MACHINE" -m "$VM_MEM" -smp "$VM_SMP"
+        -nodefaults -no-reboot -display none -name "rsim-$letter"
+        -kernel "$(vm_kernel_image "$abi")"
+        -initrd "$kdir/initramfs.cpio"
+        -append "console=ttyS0,115200 panic=-1 mitigations=off loglevel=4 rsim.runner=$VM_LIB_DIR/guest-runner rsim.kmods=$kdir/root/lib/modules/$abi rsim.abi=$abi $VM_APPEND"
+        -virtfs "local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap"
+        -virtfs "local,path=$g/results,mount_tag=results,security_model=none"
+    )
+    if [[ -n $VM_CPU ]]; then cmd+=(-cpu "$VM_CPU"); fi
+    if [[ -n $VM_NIC ]]; then
+        local me=$pa other=$pb
+        if ((i == 1)); then me=$pb other=$pa; fi
+        cmd+=(-netdev "socket,id=net0,udp=127.0.0.1:$other,localaddr=127.0.0.1:$me")
+        cmd+=(-device "$VM_NIC,netdev=net0,mac=52:54:00:5e:00:0$((i + 1))")
+    fi
+    local d
+    for d in "${VM_DEVICES[@]}"; do cmd+=(-device "$d"); done
+    cmd+=("${VM_QEMU_ARGS[@]}")
+    {
+        echo "#!/bin/bash"
+        echo "# Boots guest $letter of this run; arguments are appended to QEMU's."
+        echo "# Interactive: $g/qemu.sh -serial mon:stdio   (Ctrl-a x quits)"
+        printf 'exec'
+        printf ' %q' "${cmd[@]}"
+        printf ' "$@"\n'
+    } >"$g/qemu.sh"
+    chmod +x "$g/qemu.sh"
+}
+
+# Option parsing shared by tests/vm/vm and scripts/rdma-sim-vm.
+# vm_parse_opt OPT [VALUE]: handles one option; returns the number of words used
+# through VM_OPT_SHIFT (0 = not a harness option).
+vm_init_opts() {
+    VM_SCRIPTS=() VM_KOS=() VM_MODPROBE=() VM_DEVICES=() VM_QEMU_ARGS=() VM_ENVS=()
+}
+vm_init_opts
+
+vm_parse_opt() {
+    VM_OPT_SHIFT=2
+    local need=${2+x}
+    case $1 in
+    -s | --script) VM_SCRIPTS+=("${2-}") ;;
+    -k | --module) VM_KOS+=("${2-}") ;;
+    -M | --modprobe) VM_MODPROBE+=("${2-}") ;;
+    -d | --device) VM_DEVICES+=("${2-}") ;;
+    -e | --env) VM_ENVS+=("${2-}") ;;
+    -q | --qemu-arg) VM_QEMU_ARGS+=("${2-}") ;;
+    --nic) VM_NIC=${2-}; [[ $VM_NIC == none ]] && VM_NIC= ;;
+    --netif) VM_NETIF=${2-} ;;
+    -m | --memory) VM_MEM=${2-} ;;
+    -a | --accel) ACCEL=${2-} ;;
+    -t | --timeout) VM_TIMEOUT=${2-} ;;
+    --qemu) QEMU=${2-} ;;
+    --keep) VM_KEEP=1; VM_OPT_SHIFT=1; return ;;
+    -v | --verbose) VM_VERBOSE=1; VM_OPT_SHIFT=1; return ;;
+    *) VM_OPT_SHIFT=0; return ;;
+    esac
+    [[ -n $need ]] || vm_die "option $1 needs a value"
+}
+
+VM_OPTS_HELP='  -s, --script PATH   guest script (give one per guest, A then B; one given runs in all)
+  -k, --module PATH   insmod this module in each guest (its dependencies are modprobed
+                      first); "PATH param=value..." passes parameters
+  -M, --modprobe MOD  modprobe MOD in each guest (repeatable)
+      --nic MODEL     QEMU NIC on the host UDP link, e.g. virtio-net-pci or rdma-sim
+                      (default: virtio-net-pci with 2 guests, none with 1; "none")
+      --netif SPEC    guest test interface: auto (first non-lo NIC), driver:NAME, or a name
+  -e, --env NAME=VAL  set an environment variable for the guest scripts (repeatable)
+  -d, --device ARGS   extra "-device ARGS" for each guest (repeatable)
+  -q, --qemu-arg ARG  extra raw QEMU argument for each guest (repeatable)
+  -m, --memory MIB    guest memory (env VM_MEM, default 1024)
+  -a, --accel ACCEL   QEMU accelerator (env ACCEL, default tcg)
+  -t, --timeout SEC   limit for the whole run (env VM_TIMEOUT, default 300)
+      --qemu PATH     QEMU binary (env QEMU, default build/qemu-build/qemu-system-x86_64)
+      --keep          keep the run directory even on success (env VM_KEEP=1)
+  -v, --verbose       stream the serial consoles to the terminal (env VM_VERBOSE=1)'
+
+vm_show_tail() { # vm_show_tail FILE LABEL
+    echo "---- last 30 lines of $2 ($1) ----" >&2
+    tail -n 30 "$1" 2>/dev/null | tr -d '\r' >&2
+    echo "----" >&2
+}
+
+# vm_run_guests: boots the prepared guests of VM_RUN_DIR with serial consoles
+# in gN/serial.log, waits for all with the VM_TIMEOUT limit and returns 0 if
+# every guest script exited 0. A guest that fails ends the others after a
+# short grace period. Logs are kept on failure, removed on success.
+vm_run_guests() {
+    local n=$VM_NGUESTS i g start now deadline rc=0 letter
+    local -a exited=() tails=() killed=()
+    local p
+    VM_PIDS=()
+    start=$(date +%s.%N)
+    deadline=$(($(date +%s) + VM_TIMEOUT))
+    for ((i = 0; i < n; i++)); do
+        g=$VM_RUN_DIR/g$i
+        : >"$g/serial.log"
+        "$g/qemu.sh" -serial "file:$g/serial.log" </dev/null >"$g/qemu.log" 2>&1 &
+        VM_PIDS[i]=$!
+        exited[i]=
+        if [[ $VM_VERBOSE == 1 ]]; then
+            # Follows the console until that QEMU exits.
+            letter=$(vm_guest_letter "$i")
+            tail -n +1 -F --pid="${VM_PIDS[i]}" "$g/serial.log" 2>/dev/null |
+                sed -u "s/\r\$//; s/^/$letter| /" >&2 &
+            tails+=($!)
+        fi
+    done
+    # Ends what we started if we are interrupted.
+    trap 'for p in "${VM_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done' EXIT
+    trap 'exit 130' INT TERM
+
+    local remaining=$n fail_at='' failed_first='' timed_out=0 st
+    while ((remaining > 0)); do
+        for ((i = 0; i < n; i++)); do
+            [[ -n ${exited[i]} ]] && continue
+            if ! kill -0 "${VM_PIDS[i]}" 2>/dev/null; then
+                if wait "${VM_PIDS[i]}"; then exited[i]=0; else exited[i]=$?; fi
+                remaining=$((remaining - 1))
+                st=$(cat "$VM_RUN_DIR/g$i/results/status" 2>/dev/null || echo none)
+                if [[ $st != 0 && -z $fail_at ]]; then
+                    fail_at=$(($(date +%s) + 10)) # grace for the others, then stop them
+                    failed_first=$(vm_guest_letter "$i")
+                fi
+            fi
+        done
+        ((remaining == 0)) && break
+        now=$(date +%s)
+        if ((now >= deadline)) || { [[ -n $fail_at ]] && ((now >= fail_at)); }; then
+            if ((now >= deadline)); then timed_out=1; else timed_out=2; fi
+            for ((i = 0; i < n; i++)); do
+                [[ -n ${exited[i]} ]] && continue
+                killed[i]=1
+                kill "${VM_PIDS[i]}" 2>/dev/null || true
+            done
+            sleep 1
+            for ((i = 0; i < n; i++)); do
+                [[ -n ${exited[i]} ]] || kill -9 "${VM_PIDS[i]}" 2>/dev/null || true
+            done
+            fail_at=$((now + 3600)) deadline=$((now + 3600)) # kill only once
+        fi
+        sleep 0.2
+    done
+    trap - EXIT INT TERM
+    for p in "${tails[@]}"; do wait "$p" || true; done # they end with their QEMU
+    local end
+    end=$(date +%s.%N)
+
+    local summary=() t_script
+    for ((i = 0; i < n; i++)); do
+        g=$VM_RUN_DIR/g$i
+        letter=$(vm_guest_letter "$i")
+        st=$(cat "$g/results/status" 2>/dev/null || true)
+        t_script=
+        if [[ -f $g/results/started ]]; then
+            t_script=$(awk -v a="$start" -v b="$(stat -c %.3Y "$g/results/started")" 'BEGIN { printf "%.1f", b - a }')
+        fi
+        if [[ $st == 0 ]]; then
+            summary+=("guest $letter: passed${t_script:+ (script started ${t_script}s after launch)}")
+        else
+            rc=1
+            if [[ -z $st ]]; then
+                if [[ -n ${killed[i]:-} ]] && ((timed_out == 1)); then
+                    summary+=("guest $letter: TIMEOUT: killed after ${VM_TIMEOUT}s (VM_TIMEOUT)")
+                elif [[ -n ${killed[i]:-} ]]; then
+                    summary+=("guest $letter: STOPPED: still running 10s after guest $failed_first failed")
+                else
+                    summary+=("guest $letter: FAILED: no status reported (QEMU exit ${exited[i]}; guest crashed, failed to boot or was stopped)")
+                fi
+            elif [[ -s $g/results/error ]]; then
+                summary+=("guest $letter: FAILED: $(cat "$g/results/error")")
+            elif [[ $st == 124 ]]; then
+                summary+=("guest $letter: FAILED: guest script timed out")
+            else
+                summary+=("guest $letter: FAILED: guest script exit status $st")
+            fi
+        fi
+    done
+    VM_RUN_SECONDS=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
+    for ((i = 0; i < n; i++)); do vm_log "${summary[i]}"; done
+    if ((rc != 0)); then
+        for ((i = 0; i < n; i++)); do
+            g=$VM_RUN_DIR/g$i
+            [[ $(cat "$g/results/status" 2>/dev/null) == 0 ]] && continue
+            vm_show_tail "$g/serial.log" "guest $(vm_guest_letter "$i") serial console"
+            if [[ -s $g/qemu.log ]]; then
+                vm_show_tail "$g/qemu.log" "guest $(vm_guest_letter "$i") QEMU messages"
+            fi
+        done
+        vm_log "run FAILED after ${VM_RUN_SECONDS}s; logs kept in $VM_RUN_DIR"
+        vm_log "  gN/serial.log: console; gN/results/output.log: script output;"
+        vm_log "  'gN/qemu.sh -serial mon:stdio' boots that guest again on your terminal"
+    elif [[ $VM_KEEP == 1 ]]; then
+        vm_log "run passed in ${VM_RUN_SECONDS}s; logs kept in $VM_RUN_DIR"
+    else
+        vm_log "run passed in ${VM_RUN_SECONDS}s"
+        rm -rf "$VM_RUN_DIR"
+    fi
+    return "$rc"
+}
+
+# vm_run NAME: prepare everything and run the guests (N = number of scripts,
+# at least 1; VM_NGUESTS may force 2).
+vm_run() {
+    local name=${1:-run} n=${VM_NGUESTS:-}
+    [[ -n $n ]] || n=${#VM_SCRIPTS[@]}
+    ((n >= 1)) || vm_die "vm run: no guest script given (-s PATH)"
+    vm_prepare
+    vm_setup_run "$name" "$n"
+    vm_log "booting $n guest(s) with $(basename "$QEMU") -accel $ACCEL (limit ${VM_TIMEOUT}s); run dir $VM_RUN_DIR"
+    vm_run_guests
+}
