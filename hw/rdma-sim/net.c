@@ -48,9 +48,9 @@ void rsim_port_update(RdmaSimState *s, bool announce)
     rsim_aeq_post(s, active ? RSIM_EV_PORT_ACTIVE : RSIM_EV_PORT_DOWN, 1, 0);
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Ethernet rings
- * ------------------------------------------------------------------------ */
+ */
 
 static MemTxResult rsim_eth_desc_rw(RdmaSimState *s, RsimEthq *q,
                                     uint32_t index,
@@ -187,9 +187,9 @@ static void rsim_eth_receive(RdmaSimState *s, const uint8_t *buf, size_t len)
     rsim_eth_completed(s, RSIM_ETHQ_RX);
 }
 
-/* ------------------------------------------------------------------------
+/*
  * The NIC
- * ------------------------------------------------------------------------ */
+ */
 
 void rsim_net_transmit(RdmaSimState *s, const uint8_t *frame, size_t len)
 {

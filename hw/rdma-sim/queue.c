@@ -14,9 +14,9 @@
 #include "rdma-sim.h"
 #include "trace.h"
 
-/* ------------------------------------------------------------------------
+/*
  * Rings
- * ------------------------------------------------------------------------ */
+ */
 
 /*
  * Set up a ring from a descriptor.  min_elem is the smallest element the
@@ -199,9 +199,9 @@ enum rsim_status rsim_ring_move(RdmaSimState *s, RsimRing *from,
     return RSIM_STS_OK;
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Event queues
- * ------------------------------------------------------------------------ */
+ */
 
 /* Write one 16-byte entry: dword 0 (phase, type) last. */
 static MemTxResult rsim_write_eqe(RdmaSimState *s, uint64_t addr, bool phase,
@@ -219,6 +219,7 @@ static MemTxResult rsim_write_eqe(RdmaSimState *s, uint64_t addr, bool phase,
     if (r != MEMTX_OK) {
         return r;
     }
+    /* the body must be visible before the phase bit that validates it */
     smp_wmb();
     dw0 = FIELD_DP32(dw0, RSIM_EQE_HDR, PHASE, phase);
     dw0 = FIELD_DP32(dw0, RSIM_EQE_HDR, TYPE, type);
@@ -353,9 +354,9 @@ void rsim_eq_reset(RdmaSimState *s, RsimEq *eq)
     QTAILQ_INIT(&eq->waiting);
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Completion queues
- * ------------------------------------------------------------------------ */
+ */
 
 RsimCq *rsim_cq_lookup(RdmaSimState *s, uint32_t cqn)
 {

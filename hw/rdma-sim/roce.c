@@ -16,7 +16,7 @@
 #include <zlib.h>
 #include "roce.h"
 
-#define OP(name, f) [ROCE_RC_ ## name] = (f) | ROCE_F_VALID
+#define OP(name, f) [ROCE_RC_ ## name] = ((f) | ROCE_F_VALID)
 
 static const uint16_t roce_rc_flags[0x20] = {
     OP(SEND_FIRST, ROCE_F_PAYLOAD | ROCE_F_FIRST | ROCE_F_SEND),
@@ -105,9 +105,9 @@ bool roce_gid_is_v4mapped(const uint8_t *gid)
     return !memcmp(gid, prefix, sizeof(prefix));
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Building
- * ------------------------------------------------------------------------ */
+ */
 
 uint8_t *roce_frame_put(RoceFrame *f, unsigned n)
 {
@@ -269,9 +269,9 @@ void roce_frame_finish(RoceFrame *f, unsigned paylen)
                        f->ipv6));
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Parsing
- * ------------------------------------------------------------------------ */
+ */
 
 static void roce_parse_ext(const uint8_t *p, RocePkt *pkt)
 {

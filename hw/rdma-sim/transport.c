@@ -21,9 +21,9 @@
 /* Requester rounds per bottom-half run before yielding */
 #define RSIM_ROUNDS             16
 
-/* ------------------------------------------------------------------------
+/*
  * Transmission
- * ------------------------------------------------------------------------ */
+ */
 
 static bool rsim_is_own_gid(RdmaSimState *s, const uint8_t *gid)
 {
@@ -119,9 +119,9 @@ void rsim_xmit(RdmaSimState *s, RoceFrame *f)
     rsim_release_held(s);
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Scheduling and timers
- * ------------------------------------------------------------------------ */
+ */
 
 void rsim_qp_schedule(RdmaSimState *s, RsimQp *qp)
 {
@@ -227,9 +227,9 @@ static void rsim_rnr_timer_cb(void *opaque)
     s->busy--;
 }
 
-/* ------------------------------------------------------------------------
+/*
  * QP life cycle
- * ------------------------------------------------------------------------ */
+ */
 
 static void rsim_xport_free(RdmaSimState *s, RsimQp *qp)
 {
@@ -368,9 +368,9 @@ void rsim_transport_rq_kick(RdmaSimState *s, RsimQp *qp)
     /* receive WQEs are read when a message arrives */
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Receive
- * ------------------------------------------------------------------------ */
+ */
 
 static void rsim_rx_packet(RdmaSimState *s, const RocePkt *pkt)
 {
@@ -441,9 +441,9 @@ bool rsim_transport_rx(RdmaSimState *s, const uint8_t *frame, size_t len)
     return true;
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Device life cycle
- * ------------------------------------------------------------------------ */
+ */
 
 void rsim_transport_init(RdmaSimState *s)
 {

@@ -41,9 +41,9 @@ typedef uint32_t rsim_le32;
 typedef uint64_t rsim_le64;
 #endif
 
-/* ------------------------------------------------------------------------
+/*
  * PCI identity and BARs
- * ------------------------------------------------------------------------ */
+ */
 
 /*
  * 0x1b36 is the vendor ID Red Hat donated to QEMU for emulated devices;
@@ -71,9 +71,9 @@ typedef uint64_t rsim_le64;
 /* MSI-X vector 0 serves the admin completion queue and the async EQ. */
 #define RSIM_MSIX_VECTOR_ADMIN      0
 
-/* ------------------------------------------------------------------------
+/*
  * BAR0 registers (all 32-bit, naturally aligned accesses only)
- * ------------------------------------------------------------------------ */
+ */
 
 /* Identification and device control */
 REG32(RSIM_VERSION, 0x000)
@@ -182,11 +182,11 @@ enum rsim_fatal_reason {
     RSIM_FATAL_EQ_DMA = 4,           /* completion event DMA failed */
 };
 
-/* ------------------------------------------------------------------------
+/*
  * Doorbell BAR: RSIM_DB_PAGES pages of 4 KiB.  Page 0 belongs to the kernel
  * driver and may ring any object; page n > 0 may only ring objects created
  * with db_page == n (for user contexts).
- * ------------------------------------------------------------------------ */
+ */
 REG32(RSIM_DB_SQ, 0x000)                /* W: QPN whose SQ has new WQEs */
 REG32(RSIM_DB_RQ, 0x004)                /* W: QPN whose RQ has new WQEs */
 REG32(RSIM_DB_SRQ, 0x008)               /* W: SRQ number */
@@ -780,10 +780,10 @@ struct rsim_cmd_gid {
 };
 #define RSIM_GID_TYPE_ROCE_V2       2
 
-/* ------------------------------------------------------------------------
+/*
  * Event queues: 16-byte entries, dword 0 written last.
  * dword 0: phase [0], type [15:8]; dword 1: object; dwords 2-3: data.
- * ------------------------------------------------------------------------ */
+ */
 FIELD(RSIM_EQE_HDR, PHASE, 0, 1)
 FIELD(RSIM_EQE_HDR, TYPE, 8, 8)
 
@@ -812,13 +812,13 @@ enum rsim_event_type {
     RSIM_EV_ETH = 0x41,              /* object = enum rsim_ethq_kind */
 };
 
-/* ------------------------------------------------------------------------
+/*
  * Work and completion queue rings: the Soft-RoCE user-queue ABI.
  * Ring = header (below) + elements at RSIM_QUEUE_DATA_OFFSET.  Indices lie
  * in [0, depth - 1]; the ring is full when (prod + 1) & mask == cons.
  * SQ/RQ/SRQ: the driver or process produces, the device consumes.
  * CQ: the device produces, the driver or process consumes.
- * ------------------------------------------------------------------------ */
+ */
 #define RSIM_QUEUE_LOG2_ELEM_OFFSET 0
 #define RSIM_QUEUE_MASK_OFFSET      4
 #define RSIM_QUEUE_PROD_OFFSET      128

@@ -72,9 +72,9 @@ static void find_dev(QPCIDevice *pdev, int devfn, void *data)
     *(QPCIDevice **)data = pdev;
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Admin queue
- * ------------------------------------------------------------------------ */
+ */
 
 static uint32_t dev_cmd(Dev *d, void *cmd, void *result)
 {
@@ -207,9 +207,9 @@ static uint64_t dev_stat(Dev *d, enum rsim_stat which)
     return val;
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Objects
- * ------------------------------------------------------------------------ */
+ */
 
 static void ring_alloc(Dev *d, Ring *r, uint8_t log2_elem)
 {
@@ -366,9 +366,9 @@ static Mr reg_mr(Dev *d, uint32_t pdn, uint64_t len, uint32_t access)
     return mr;
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Work requests and completions
- * ------------------------------------------------------------------------ */
+ */
 
 typedef struct Wr {
     uint64_t wr_id;
@@ -489,9 +489,9 @@ static void check_pattern(Dev *d, uint64_t addr, size_t len, uint8_t seed)
     }
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Scenarios
- * ------------------------------------------------------------------------ */
+ */
 
 typedef struct Pair {
     Dev d;
@@ -727,7 +727,8 @@ static void test_loopback_loss(void)
 {
     Pair p;
 
-    pair_start(&p, ",fault-drop=20000,fault-reorder=20000,fault-seed=7", RSIM_MTU_1024, ACCESS_ALL, 7);
+    pair_start(&p, ",fault-drop=20000,fault-reorder=20000,fault-seed=7",
+               RSIM_MTU_1024, ACCESS_ALL, 7);
     run_all_ops(&p);
     g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_FAULT_DROP), >, 0);
     g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_FAULT_REORDER), >, 0);
@@ -740,7 +741,8 @@ static void test_loopback_dup_corrupt(void)
 {
     Pair p;
 
-    pair_start(&p, ",fault-dup=50000,fault-corrupt=20000,fault-seed=3", RSIM_MTU_1024, ACCESS_ALL, 7);
+    pair_start(&p, ",fault-dup=50000,fault-corrupt=20000,fault-seed=3",
+               RSIM_MTU_1024, ACCESS_ALL, 7);
     run_all_ops(&p);
     g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_FAULT_DUP), >, 0);
     g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_DUP_REQ), >, 0);
@@ -943,9 +945,9 @@ static void test_retry_exceeded(void)
     dev_stop(&p.d);
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Wire compatibility: frames from and to a UDP socket of the test
- * ------------------------------------------------------------------------ */
+ */
 
 /*
  * Two frames Linux Soft-RoCE (rdma_rxe, Debian 6.1) sent during an
