@@ -33,10 +33,15 @@ static void rsim_resp_send_aeth(RdmaSimState *s, RsimQp *qp, uint8_t opcode,
     rsim_xmit(s, &frame);
 }
 
+/*
+ * Acknowledge everything up to psn.  ACKs are coalesced: the bottom half
+ * sends one for the newest PSN after the frames that arrived together.
+ */
 static void rsim_resp_ack(RdmaSimState *s, RsimQp *qp, uint32_t psn)
 {
-    rsim_resp_send_aeth(s, qp, ROCE_RC_ACK,
-                        ROCE_AETH_ACK | ROCE_AETH_CREDITS_INVALID, psn, NULL);
+    qp->x->ack_psn = psn;
+    qp->x->ack_pending = true;
+    rsim_qp_schedule(s, qp);
 }
 
 static void rsim_resp_nak(RdmaSimState *s, RsimQp *qp, uint8_t syndrome,
@@ -46,9 +51,9 @@ static void rsim_resp_nak(RdmaSimState *s, RsimQp *qp, uint8_t syndrome,
     rsim_resp_send_aeth(s, qp, ROCE_RC_ACK, syndrome, psn, NULL);
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Receive WQEs
- * ------------------------------------------------------------------------ */
+ */
 
 enum rsim_rwqe_result {
     RSIM_RWQE_OK,
@@ -229,9 +234,9 @@ static void rsim_resp_fatal(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt,
     rsim_fail_qp(s, qp, 0);
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Requests
- * ------------------------------------------------------------------------ */
+ */
 
 static void rsim_resp_send(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
 {
@@ -411,6 +416,13 @@ static bool rsim_resp_read_packet(RdmaSimState *s, RsimQp *qp,
 bool rsim_resp_run(RdmaSimState *s, RsimQp *qp, unsigned *budget)
 {
     RsimXport *x = qp->x;
+
+    if (x->ack_pending) {
+        x->ack_pending = false;
+        rsim_resp_send_aeth(s, qp, ROCE_RC_ACK,
+                            ROCE_AETH_ACK | ROCE_AETH_CREDITS_INVALID,
+                            x->ack_psn, NULL);
+    }
 
     while (x->rd_pending && *budget) {
         RsimResource *res = &x->res[x->rd_cur];
@@ -676,6 +688,7 @@ void rsim_resp_error(RdmaSimState *s, RsimQp *qp)
     }
     if (x) {
         x->have_rwqe = false;
+        x->ack_pending = false;
         x->msg = RSIM_RESP_IDLE;
         for (uint32_t i = 0; i < x->nres; i++) {
             x->res[i].pending = false;
@@ -686,6 +699,7 @@ void rsim_resp_error(RdmaSimState *s, RsimQp *qp)
 
 void rsim_resp_clear(RsimXport *x)
 {
+    x->ack_pending = false;
     x->rd_cur = 0;
     x->rd_pending = 0;
     x->have_rwqe = false;

@@ -112,6 +112,8 @@ typedef struct RsimXport {
 
     /* responder */
     uint32_t epsn;              /* expected request PSN */
+    uint32_t ack_psn;           /* ACK to send from the bottom half */
+    bool ack_pending;
     uint32_t msn;
     bool seq_nak_sent;
     bool comm_est;
