@@ -278,6 +278,7 @@ vm_guest_letter() { local l=(A B C D E F G H); echo "${l[$1]}"; }
 #                   none: interactive shell)
 #   VM_NIC          NIC model for the test link ('' = none; default virtio-net-pci
 #                   when there are 2 guests)
+#   VM_NIC_B        NIC model of guest B if it differs (interop runs)
 #   VM_NETIF        guest interface spec: auto | driver:NAME | NAME
 #   VM_KOS[]        modules (paths) to insmod in each guest, dependencies first
 #   VM_MODPROBE[]   modules to modprobe in each guest
@@ -385,7 +386,9 @@ vm_write_guest() {
         local me=$pa other=$pb
         if ((i == 1)); then me=$pb other=$pa; fi
         cmd+=(-netdev "socket,id=net0,udp=127.0.0.1:$other,localaddr=127.0.0.1:$me")
-        cmd+=(-device "$VM_NIC,netdev=net0,mac=52:54:00:5e:00:0$((i + 1))")
+        local nic=$VM_NIC
+        if ((i == 1)) && [[ -n ${VM_NIC_B:-} ]]; then nic=$VM_NIC_B; fi
+        cmd+=(-device "$nic,netdev=net0,mac=52:54:00:5e:00:0$((i + 1))")
     fi
     local d
     for d in "${VM_DEVICES[@]}"; do cmd+=(-device "$d"); done
@@ -420,6 +423,7 @@ vm_parse_opt() {
     -e | --env) VM_ENVS+=("${2-}") ;;
     -q | --qemu-arg) VM_QEMU_ARGS+=("${2-}") ;;
     --nic) VM_NIC=${2-}; [[ $VM_NIC == none ]] && VM_NIC= ;;
+    --nic-b) VM_NIC_B=${2-} ;;
     --netif) VM_NETIF=${2-} ;;
     -m | --memory) VM_MEM=${2-} ;;
     -a | --accel) ACCEL=${2-} ;;
@@ -438,6 +442,8 @@ VM_OPTS_HELP='  -s, --script PATH   guest script (give one per guest, A then B; 
   -M, --modprobe MOD  modprobe MOD in each guest (repeatable)
       --nic MODEL     QEMU NIC on the host UDP link, e.g. virtio-net-pci or rdma-sim
                       (default: virtio-net-pci with 2 guests, none with 1; "none")
+      --nic-b MODEL   a different NIC for guest B (e.g. rdma-sim on A and
+                      virtio-net-pci on B for interop runs)
       --netif SPEC    guest test interface: auto (first non-lo NIC), driver:NAME, or a name
   -e, --env NAME=VAL  set an environment variable for the guest scripts (repeatable)
   -d, --device ARGS   extra "-device ARGS" for each guest (repeatable)

@@ -1,0 +1,20 @@
+#!/bin/bash
+# VM test: interoperability with Linux Soft-RoCE.  Guest A has rdma-sim,
+# guest B virtio-net with rdma_rxe on the same host UDP link;
+# ibv_rc_pingpong (data validated) and ib_write_bw, ib_read_bw,
+# ib_atomic_bw run in both directions.
+set -euo pipefail
+. "$(dirname "$0")/test-lib.sh"
+vmtest_init t-interop-rxe
+vmtest_pair rsim rxe -t 900 -s tests/vm/in-guest/perftest-pair.sh \
+    -e PERF_CMDS="ibv_rc_pingpong -s 4096 -n 100 -c
+rev ibv_rc_pingpong -s 65536 -n 50 -c
+ib_write_bw -s 65536 -n 200
+rev ib_write_bw -s 65536 -n 200
+ib_read_bw -s 65536 -n 200
+rev ib_read_bw -s 65536 -n 200
+ib_atomic_bw -n 200
+rev ib_atomic_bw -n 200
+ib_send_lat -s 2 -n 200
+rev ib_write_lat -s 2 -n 200"
+vmtest_done "$VMTEST_RC"
