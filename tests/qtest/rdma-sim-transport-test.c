@@ -301,9 +301,19 @@ static uint8_t query_qp_state(Dev *d, uint32_t qpn)
     return a.qp_state;
 }
 
-static const uint8_t test_gid[16] = {
+static const uint8_t test_gid_v4[16] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 168, 7, 1,
 };
+static const uint8_t test_gid_v6[16] = {
+    0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x42,
+};
+/* The pair's address family: set before pair_start() */
+static bool test_ipv6;
+
+static const uint8_t *test_gid(void)
+{
+    return test_ipv6 ? test_gid_v6 : test_gid_v4;
+}
 
 /* RESET -> INIT -> RTR -> RTS, connected to dest over the loopback. */
 static void connect_qp(Dev *d, uint32_t qpn, uint32_t dest, uint32_t access,
@@ -330,10 +340,10 @@ static void connect_qp(Dev *d, uint32_t qpn, uint32_t dest, uint32_t access,
     a.rq_psn = cpu_to_le32(0xfffff0 + dest % 8);   /* wraps soon */
     a.max_dest_rd_atomic = 4;
     a.min_rnr_timer = 1;
-    memcpy(a.av.dgid, test_gid, 16);
+    memcpy(a.av.dgid, test_gid(), 16);
     memcpy(a.av.dmac, d->mac, 6);
     a.av.hop_limit = 64;
-    a.av.network_type = RSIM_NET_IPV4;
+    a.av.network_type = test_ipv6 ? RSIM_NET_IPV6 : RSIM_NET_IPV4;
     g_assert_cmpuint(modify_qp(d, qpn, &a), ==, RSIM_STS_OK);
 
     memset(&a, 0, sizeof(a));
@@ -518,7 +528,7 @@ static void pair_start(Pair *p, const char *props, uint8_t path_mtu,
     cmd_init(&c, sizeof(c), RSIM_CMD_ALLOC_PD);
     p->pdn = dev_create(&p->d, &c, NULL);
     cmd_init(&g, sizeof(g), RSIM_CMD_ADD_GID);
-    memcpy(g.gid, test_gid, 16);
+    memcpy(g.gid, test_gid(), 16);
     g.type = RSIM_GID_TYPE_ROCE_V2;
     g_assert_cmpuint(dev_cmd(&p->d, &g, NULL), ==, RSIM_STS_OK);
     cmd_init(&e, sizeof(e), RSIM_CMD_CREATE_EQ);
@@ -710,6 +720,20 @@ static void test_loopback_ops(void)
     g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_LOOPBACK_PKTS), >, 0);
     g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_RX_ICRC_ERR), ==, 0);
     g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_RETRANSMITS), ==, 0);
+    dev_stop(&p.d);
+}
+
+/* The same over IPv6 (a global GID, so the frames carry IPv6 headers). */
+static void test_loopback_ipv6(void)
+{
+    Pair p;
+
+    test_ipv6 = true;
+    pair_start(&p, NULL, RSIM_MTU_2048, ACCESS_ALL, 7);
+    run_all_ops(&p);
+    g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_RX_DROP_MALFORMED), ==, 0);
+    g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_RX_ICRC_ERR), ==, 0);
+    test_ipv6 = false;
     dev_stop(&p.d);
 }
 
@@ -1370,6 +1394,7 @@ int main(int argc, char **argv)
     qtest_add_func("/rdma-sim/transport/loopback-ops", test_loopback_ops);
     qtest_add_func("/rdma-sim/transport/loopback-mtu4096",
                    test_loopback_mtu4096);
+    qtest_add_func("/rdma-sim/transport/loopback-ipv6", test_loopback_ipv6);
     qtest_add_func("/rdma-sim/transport/loss-reorder", test_loopback_loss);
     qtest_add_func("/rdma-sim/transport/dup-corrupt",
                    test_loopback_dup_corrupt);
