@@ -71,9 +71,9 @@ static bool rsim_pd_valid(RdmaSimState *s, uint32_t pdn)
     return pdn < s->props.max_pd && s->pds[pdn].valid;
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Device and port
- * ------------------------------------------------------------------------ */
+ */
 
 static enum rsim_status rsim_cmd_nop(RdmaSimState *s, RsimCmd *c)
 {
@@ -177,9 +177,9 @@ static enum rsim_status rsim_cmd_query_stats(RdmaSimState *s, RsimCmd *c)
     return RSIM_STS_OK;
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Event queues and Ethernet rings
- * ------------------------------------------------------------------------ */
+ */
 
 static uint32_t rsim_num_eqs(RdmaSimState *s)
 {
@@ -306,9 +306,9 @@ static enum rsim_status rsim_cmd_destroy_ethq(RdmaSimState *s, RsimCmd *c)
     return RSIM_STS_OK;
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Protection domains
- * ------------------------------------------------------------------------ */
+ */
 
 static enum rsim_status rsim_cmd_alloc_pd(RdmaSimState *s, RsimCmd *c)
 {
@@ -344,9 +344,9 @@ static enum rsim_status rsim_cmd_dealloc_pd(RdmaSimState *s, RsimCmd *c)
     return RSIM_STS_OK;
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Completion queues
- * ------------------------------------------------------------------------ */
+ */
 
 static uint32_t rsim_max_depth(uint32_t max_entries)
 {
@@ -462,9 +462,9 @@ static enum rsim_status rsim_cmd_arm_cq(RdmaSimState *s, RsimCmd *c)
     return RSIM_STS_OK;
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Queue pairs
- * ------------------------------------------------------------------------ */
+ */
 
 static enum rsim_status rsim_qp_alloc_qpn(RdmaSimState *s, uint8_t type,
                                           uint32_t *qpn)
@@ -655,9 +655,9 @@ static enum rsim_status rsim_cmd_destroy_qp(RdmaSimState *s, RsimCmd *c)
     return RSIM_STS_OK;
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Shared receive queues
- * ------------------------------------------------------------------------ */
+ */
 
 static enum rsim_status rsim_cmd_create_srq(RdmaSimState *s, RsimCmd *c)
 {
@@ -674,8 +674,11 @@ static enum rsim_status rsim_cmd_create_srq(RdmaSimState *s, RsimCmd *c)
     if (!rsim_pd_valid(s, pdn)) {
         RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such PD");
     }
-    if (!p->max_sge || p->max_sge > s->props.max_sge) {
-        RSIM_REFUSE(c, RSIM_STS_LIMIT, "SRQ SGEs 0 or above CAP_MAX_SRQ_SGE");
+    if (!p->max_sge) {
+        RSIM_REFUSE(c, RSIM_STS_INVALID, "SRQ with 0 SGEs");
+    }
+    if (p->max_sge > s->props.max_sge) {
+        RSIM_REFUSE(c, RSIM_STS_LIMIT, "SRQ SGEs above CAP_MAX_SRQ_SGE");
     }
     if (db_page >= s->props.db_pages) {
         RSIM_REFUSE(c, RSIM_STS_INVALID, "doorbell page beyond DB_PAGES");
@@ -806,9 +809,9 @@ static enum rsim_status rsim_cmd_destroy_srq(RdmaSimState *s, RsimCmd *c)
     return RSIM_STS_OK;
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Address handles
- * ------------------------------------------------------------------------ */
+ */
 
 static enum rsim_status rsim_cmd_create_ah(RdmaSimState *s, RsimCmd *c)
 {
@@ -854,9 +857,9 @@ static enum rsim_status rsim_cmd_destroy_ah(RdmaSimState *s, RsimCmd *c)
     return RSIM_STS_OK;
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Memory registration
- * ------------------------------------------------------------------------ */
+ */
 
 /* Lowest free MR index; index 0 is never used so no key is 0. */
 static bool rsim_mr_alloc_index(RdmaSimState *s, uint32_t *index)
@@ -1041,6 +1044,11 @@ static enum rsim_status rsim_cmd_mr_translate(RdmaSimState *s, RsimCmd *c)
         r->level = mr->pl.level;
         r->page_shift = mr->pl.page_shift;
     }
+    /* A zero-length remote READ/WRITE passes without a key check (IBTA). */
+    if (!len && access &&
+        !(access & ~(RSIM_ACCESS_REMOTE_READ | RSIM_ACCESS_REMOTE_WRITE))) {
+        return RSIM_STS_OK;
+    }
     st = rsim_mr_check(s, key, le32_to_cpu(p->pdn), access, iova, len, &mr);
     if (st == RSIM_STS_OK) {
         st = rsim_mr_map(s, mr, iova, MAX(len, 1), &seg);
@@ -1053,9 +1061,9 @@ static enum rsim_status rsim_cmd_mr_translate(RdmaSimState *s, RsimCmd *c)
     return RSIM_STS_OK;
 }
 
-/* ------------------------------------------------------------------------
+/*
  * GID table
- * ------------------------------------------------------------------------ */
+ */
 
 static enum rsim_status rsim_cmd_add_gid(RdmaSimState *s, RsimCmd *c)
 {
@@ -1102,9 +1110,9 @@ static enum rsim_status rsim_cmd_del_gid(RdmaSimState *s, RsimCmd *c)
     return RSIM_STS_OK;
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Dispatch and the queue machinery
- * ------------------------------------------------------------------------ */
+ */
 
 typedef enum rsim_status (*RsimCmdFn)(RdmaSimState *s, RsimCmd *c);
 
@@ -1185,6 +1193,7 @@ static bool rsim_post_completion(RdmaSimState *s, uint16_t id,
                        sizeof(cqe) - 4) != MEMTX_OK) {
         return false;
     }
+    /* the body must be visible before the phase bit that validates it */
     smp_wmb();
     dw0 = FIELD_DP32(dw0, RSIM_CQE_HDR, ID, id);
     dw0 = FIELD_DP32(dw0, RSIM_CQE_HDR, STATUS, st);

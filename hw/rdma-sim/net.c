@@ -205,12 +205,15 @@ static bool rsim_mac_accepts(RdmaSimState *s, const uint8_t *dst)
     return (dst[0] & 1) || !memcmp(dst, s->mac, sizeof(s->mac));
 }
 
-/* Frames are accepted even without RX buffers: RoCE needs no buffers. */
+/*
+ * Frames are accepted even without RX buffers: RoCE needs no buffers.
+ * While the device is not ready rsim_receive() drops them: refusing them
+ * here would queue them in the backend, which then stops delivering
+ * frames until a flush, and would hand stale frames over later.
+ */
 static bool rsim_can_receive(NetClientState *nc)
 {
-    RdmaSimState *s = qemu_get_nic_opaque(nc);
-
-    return rsim_ready(s);
+    return true;
 }
 
 static ssize_t rsim_receive(NetClientState *nc, const uint8_t *buf,

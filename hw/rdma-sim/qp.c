@@ -28,9 +28,9 @@ const char *rsim_qp_state_name(unsigned state)
     return state < ARRAY_SIZE(names) ? names[state] : "?";
 }
 
-/* ------------------------------------------------------------------------
+/*
  * The transition table
- * ------------------------------------------------------------------------ */
+ */
 
 /* Columns of the table: transport classes that share attribute rules. */
 enum { RSIM_TC_RC, RSIM_TC_UC, RSIM_TC_UD, RSIM_TC_GSI, RSIM_TC_N };
@@ -211,6 +211,10 @@ enum rsim_status rsim_av_check(RdmaSimState *s, const struct rsim_av *av,
 {
     const RsimGid *sgid;
 
+    if (av->reserved) {
+        *why = "AV reserved byte set";
+        return RSIM_STS_RESERVED;
+    }
     if (av->sgid_index >= s->props.max_gid ||
         !s->gids[av->sgid_index].valid) {
         *why = "AV names an empty source GID entry";
@@ -229,8 +233,8 @@ enum rsim_status rsim_av_check(RdmaSimState *s, const struct rsim_av *av,
         *why = "AV network type does not match the GIDs";
         return RSIM_STS_INVALID;
     }
-    if (le32_to_cpu(av->flow_label) >= (1u << 20) || av->reserved) {
-        *why = "AV flow label above 20 bits or reserved byte set";
+    if (le32_to_cpu(av->flow_label) >= (1u << 20)) {
+        *why = "AV flow label above 20 bits";
         return RSIM_STS_INVALID;
     }
     return RSIM_STS_OK;
@@ -497,9 +501,9 @@ void rsim_qp_destroy(RdmaSimState *s, RsimQp *qp)
     g_free(qp);
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Flushing (QP in ERR)
- * ------------------------------------------------------------------------ */
+ */
 
 uint32_t rsim_wc_opcode(uint32_t wr_opcode)
 {
