@@ -542,7 +542,7 @@ struct rsim_cmd_create_qp {
     rsim_le32 pdn;
     rsim_le32 send_cqn;
     rsim_le32 recv_cqn;
-    rsim_le32 srqn;          /* RSIM_NO_SRQ or an SRQ of the same PD */
+    rsim_le32 srqn;          /* RSIM_NO_SRQ or an SRQ (any PD) */
     struct rsim_queue_desc sq; /* elements: struct rsim_send_wqe */
     struct rsim_queue_desc rq; /* struct rsim_recv_wqe; unused with SRQ */
     rsim_le16 max_inline;
