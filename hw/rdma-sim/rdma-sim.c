@@ -775,7 +775,7 @@ static Property rsim_properties[] = {
     DEFINE_PROP_UINT32("max-qp-wr", RdmaSimState, props.max_qp_wr, 16384),
     DEFINE_PROP_UINT32("max-cqe", RdmaSimState, props.max_cqe, 65535),
     DEFINE_PROP_UINT32("max-inline", RdmaSimState, props.max_inline, 512),
-    DEFINE_PROP_UINT32("max-rd-atom", RdmaSimState, props.max_rd_atom, 16),
+    DEFINE_PROP_UINT32("max-rd-atom", RdmaSimState, props.max_rd_atom, 128),
     DEFINE_PROP_UINT32("db-pages", RdmaSimState, props.db_pages, 64),
     DEFINE_PROP_UINT32("msix-vectors", RdmaSimState, props.msix_vectors, 9),
     DEFINE_PROP_UINT32("fault-drop", RdmaSimState, props.fault_drop, 0),

@@ -1302,8 +1302,8 @@ static const RegVal default_regs[] = {
     { A_RSIM_CAP_MAX_MR_SIZE_HI, 4 },            /* 2^34 */
     { A_RSIM_CAP_PAGE_SIZES, 0x40201000 },
     { A_RSIM_CAP_MTU, 5 },
-    { A_RSIM_CAP_MAX_RD_ATOM, 16 },
-    { A_RSIM_CAP_MAX_INIT_RD_ATOM, 16 },
+    { A_RSIM_CAP_MAX_RD_ATOM, 128 },
+    { A_RSIM_CAP_MAX_INIT_RD_ATOM, 128 },
     { A_RSIM_CAP_MAX_EQ, 8 },
     { A_RSIM_CAP_MAX_EQE, 4096 },
     { A_RSIM_CAP_MAX_PBL_L1, 8192 },
@@ -3895,9 +3895,9 @@ static void f_mtu_ff(struct rsim_qp_attr *a)
     a->path_mtu = 0xff;
 }
 
-static void f_dest_rd17(struct rsim_qp_attr *a)
+static void f_dest_rd129(struct rsim_qp_attr *a)
 {
-    a->max_dest_rd_atomic = 17;
+    a->max_dest_rd_atomic = 129;
 }
 
 static void f_rq_psn(struct rsim_qp_attr *a)
@@ -3975,9 +3975,9 @@ static void f_sq_psn(struct rsim_qp_attr *a)
     a->sq_psn = cpu_to_le32(1u << 24);
 }
 
-static void f_rd17(struct rsim_qp_attr *a)
+static void f_rd129(struct rsim_qp_attr *a)
 {
-    a->max_rd_atomic = 17;
+    a->max_rd_atomic = 129;
 }
 
 static void f_rd_ff(struct rsim_qp_attr *a)
@@ -4053,7 +4053,7 @@ static void test_qp_illegal(const char *machine)
     bad_rtr(d, qpn, f_mtu6, RSIM_STS_LIMIT);
     bad_rtr(d, qpn, f_mtu_ff, RSIM_STS_LIMIT);
     bad_rtr(d, qpn, f_mtu0, RSIM_STS_INVALID);
-    bad_rtr(d, qpn, f_dest_rd17, RSIM_STS_LIMIT);
+    bad_rtr(d, qpn, f_dest_rd129, RSIM_STS_LIMIT);
     bad_rtr(d, qpn, f_rq_psn, RSIM_STS_INVALID);
     bad_rtr(d, qpn, f_dest_qpn, RSIM_STS_INVALID);
     bad_rtr(d, qpn, f_rnr32, RSIM_STS_INVALID);
@@ -4079,7 +4079,7 @@ static void test_qp_illegal(const char *machine)
     bad_rts(d, qpn, f_rnr_retry8, RSIM_STS_INVALID);
     bad_rts(d, qpn, f_timeout32, RSIM_STS_INVALID);
     bad_rts(d, qpn, f_sq_psn, RSIM_STS_INVALID);
-    bad_rts(d, qpn, f_rd17, RSIM_STS_LIMIT);
+    bad_rts(d, qpn, f_rd129, RSIM_STS_LIMIT);
     bad_rts(d, qpn, f_rd_ff, RSIM_STS_LIMIT);
     bad_rts(d, qpn, f_cur_init, RSIM_STS_BAD_STATE);
     bad_rts(d, qpn, f_mig3, RSIM_STS_INVALID);
