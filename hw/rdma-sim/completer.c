@@ -176,6 +176,44 @@ static RsimWqe *rsim_comp_find(RsimQp *qp, uint32_t psn)
     return NULL;
 }
 
+/*
+ * The oldest READ or atomic still waiting for responses, and the PSN of
+ * the response it needs next.  Responses arrive in PSN order, so any other
+ * response means some were lost.
+ */
+static RsimWqe *rsim_comp_awaited(RsimQp *qp, uint32_t *psn)
+{
+    RsimXport *x = qp->x;
+
+    for (uint32_t idx = qp->sq_cons; idx != x->fetched;
+         idx = (idx + 1) & qp->sq.mask) {
+        RsimWqe *w = rsim_slot(x, idx);
+
+        if (!w->started) {
+            break;
+        }
+        if (!w->done && rsim_needs_response(w) && w->npkts) {
+            *psn = roce_psn_add(w->first_psn, w->rcvd_pkts);
+            return w;
+        }
+    }
+    return NULL;
+}
+
+/* Resend from psn, once per gap: the responses that follow are dropped. */
+static void rsim_comp_gap(RdmaSimState *s, RsimQp *qp, uint32_t psn)
+{
+    RsimXport *x = qp->x;
+
+    if (x->nak_restart_valid && x->last_nak_psn == psn) {
+        return;
+    }
+    x->nak_restart_valid = true;
+    x->last_nak_psn = psn;
+    s->stats[RSIM_STAT_RETRANSMITS]++;
+    rsim_req_restart(s, qp, psn);
+}
+
 /* The oldest unfinished WQE fails with status; the QP goes to ERR. */
 static void rsim_comp_fail(RdmaSimState *s, RsimQp *qp, RsimWqe *w,
                            uint8_t status)
@@ -203,6 +241,7 @@ static void rsim_comp_fail(RdmaSimState *s, RsimQp *qp, RsimWqe *w,
 static void rsim_comp_advance(RdmaSimState *s, RsimQp *qp, uint32_t new_comp)
 {
     RsimXport *x = qp->x;
+    uint32_t missing;
 
     if (roce_psn_cmp(new_comp, x->comp_psn) <= 0) {
         return;
@@ -211,26 +250,13 @@ static void rsim_comp_advance(RdmaSimState *s, RsimQp *qp, uint32_t new_comp)
      * An acknowledgement beyond a READ or atomic that has no response yet
      * means the responses were lost: ask again (implicit NAK).
      */
-    for (uint32_t idx = qp->sq_cons; idx != x->fetched;
-         idx = (idx + 1) & qp->sq.mask) {
-        RsimWqe *w = rsim_slot(x, idx);
-        uint32_t missing;
-
-        if (!w->started) {
-            break;
+    if (rsim_comp_awaited(qp, &missing) &&
+        roce_psn_cmp(missing, new_comp) < 0) {
+        new_comp = missing;
+        if (roce_psn_cmp(new_comp, x->comp_psn) > 0) {
+            x->comp_psn = new_comp;
         }
-        if (w->done || !rsim_needs_response(w)) {
-            continue;
-        }
-        missing = roce_psn_add(w->first_psn, w->rcvd_pkts);
-        if (roce_psn_cmp(missing, new_comp) < 0) {
-            new_comp = missing;
-            if (roce_psn_cmp(new_comp, x->comp_psn) > 0) {
-                x->comp_psn = new_comp;
-            }
-            rsim_req_restart(s, qp, missing);
-            break;
-        }
+        rsim_comp_gap(s, qp, missing);
     }
     if (roce_psn_cmp(new_comp, x->comp_psn) > 0) {
         x->comp_psn = new_comp;
@@ -270,22 +296,18 @@ static void rsim_comp_read_resp(RdmaSimState *s, RsimQp *qp,
                                 const RocePkt *pkt)
 {
     RsimXport *x = qp->x;
-    RsimWqe *w = rsim_comp_find(qp, pkt->psn);
     uint32_t expected, off, want;
+    RsimWqe *w = rsim_comp_awaited(qp, &expected);
     bool first, last;
 
-    if (!w || w->opcode != RSIM_WR_RDMA_READ) {
-        return;                 /* stale or unexpected: ignore */
-    }
-    expected = roce_psn_add(w->first_psn, w->rcvd_pkts);
-    if (pkt->psn != expected) {
-        if (roce_psn_cmp(pkt->psn, expected) > 0 &&
-            (!x->nak_restart_valid || x->last_nak_psn != expected)) {
-            /* a response went missing: ask again from there */
-            x->nak_restart_valid = true;
-            x->last_nak_psn = expected;
-            rsim_req_restart(s, qp, expected);
+    if (!w || pkt->psn != expected) {
+        if (w && roce_psn_cmp(pkt->psn, expected) > 0) {
+            rsim_comp_gap(s, qp, expected);     /* responses went missing */
         }
+        return;                 /* duplicate or stale: ignore */
+    }
+    if (w->opcode != RSIM_WR_RDMA_READ) {
+        rsim_comp_fail(s, qp, w, RSIM_WC_BAD_RESP_ERR);
         return;
     }
     first = w->rcvd_pkts == 0;
@@ -318,11 +340,18 @@ static void rsim_comp_read_resp(RdmaSimState *s, RsimQp *qp,
 static void rsim_comp_atomic_ack(RdmaSimState *s, RsimQp *qp,
                                  const RocePkt *pkt)
 {
-    RsimWqe *w = rsim_comp_find(qp, pkt->psn);
+    uint32_t expected;
+    RsimWqe *w = rsim_comp_awaited(qp, &expected);
     uint64_t orig = cpu_to_le64(pkt->orig);
 
-    if (!w || (w->opcode != RSIM_WR_ATOMIC_CMP_AND_SWP &&
-               w->opcode != RSIM_WR_ATOMIC_FETCH_AND_ADD)) {
+    if (!w || pkt->psn != expected) {
+        if (w && roce_psn_cmp(pkt->psn, expected) > 0) {
+            rsim_comp_gap(s, qp, expected);
+        }
+        return;
+    }
+    if (w->opcode == RSIM_WR_RDMA_READ) {
+        rsim_comp_fail(s, qp, w, RSIM_WC_BAD_RESP_ERR);
         return;
     }
     if ((pkt->syndrome & ROCE_AETH_TYPE_MASK) != ROCE_AETH_ACK) {
@@ -360,7 +389,7 @@ static void rsim_comp_rnr(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
         x->rnr_left--;
     }
     x->rnr_wait = true;
-    x->last_nak_psn = pkt->psn;
+    x->rnr_psn = pkt->psn;
     timer_del(x->retry_timer);
     timer_mod(x->rnr_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
               rsim_rnr_ns(pkt->syndrome));
@@ -374,14 +403,12 @@ void rsim_comp_rnr_expired(RdmaSimState *s, RsimQp *qp)
         return;
     }
     x->rnr_wait = false;
-    x->nak_restart_valid = false;
-    rsim_req_restart(s, qp, x->last_nak_psn);
+    rsim_req_restart(s, qp, x->rnr_psn);
     rsim_qp_schedule(s, qp);
 }
 
 static void rsim_comp_nak(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
 {
-    RsimXport *x = qp->x;
     uint8_t status;
 
     rsim_comp_advance(s, qp, pkt->psn);
@@ -392,13 +419,7 @@ static void rsim_comp_nak(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
     switch (pkt->syndrome) {
     case ROCE_NAK_PSN_SEQ:
         s->stats[RSIM_STAT_SEQ_NAK_RCVD]++;
-        /* each gap is retransmitted once per NAK PSN */
-        if (!x->nak_restart_valid || x->last_nak_psn != pkt->psn) {
-            x->nak_restart_valid = true;
-            x->last_nak_psn = pkt->psn;
-            s->stats[RSIM_STAT_RETRANSMITS]++;
-            rsim_req_restart(s, qp, pkt->psn);
-        }
+        rsim_comp_gap(s, qp, pkt->psn);
         return;
     case ROCE_NAK_INVALID_REQ:
         status = RSIM_WC_REM_INV_REQ_ERR;

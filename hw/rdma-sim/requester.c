@@ -487,7 +487,7 @@ bool rsim_req_run(RdmaSimState *s, RsimQp *qp)
             continue;
         }
         if (roce_psn_cmp(roce_psn_add(w->first_psn, w->next_pkt),
-                         x->comp_psn) >= RSIM_WINDOW) {
+                         x->comp_psn) >= x->window) {
             break;
         }
         if (w->opcode == RSIM_WR_RDMA_READ) {

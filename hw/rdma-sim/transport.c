@@ -288,6 +288,7 @@ static void rsim_xport_set_path(RdmaSimState *s, RsimQp *qp)
     /* any port in 0xc000..0xffff is valid; spread flows by QP numbers */
     p->sport = 0xc000 | ((qp->qpn ^ qp->dest_qpn ^ (qp->qpn >> 14)) & 0x3fff);
     qp->x->mtu = 128u << qp->path_mtu;
+    qp->x->window = MIN(RSIM_WINDOW, MAX(16, RSIM_WINDOW_BYTES / qp->x->mtu));
 }
 
 void rsim_transport_qp_reset(RdmaSimState *s, RsimQp *qp)

@@ -20,11 +20,18 @@
 #define HW_RDMA_SIM_TRANSPORT_H
 
 #include "qemu/timer.h"
+#include "qemu/units.h"
 #include "rdma-sim.h"
 #include "roce.h"
 
-/* Unacknowledged PSNs a requester may have outstanding */
+/*
+ * Unacknowledged PSNs a requester may have outstanding: at most
+ * RSIM_WINDOW packets and about RSIM_WINDOW_BYTES of payload.  A host UDP
+ * socket (the usual link between VMs) buffers 208 KiB by default; a burst
+ * larger than that is lost at the receiver and has to be sent again.
+ */
 #define RSIM_WINDOW             256
+#define RSIM_WINDOW_BYTES       (160 * KiB)
 /* A request with AckReq at least every this many packets */
 #define RSIM_ACKREQ_INTERVAL    32
 /* Packets one QP may send per scheduling round */
@@ -89,6 +96,7 @@ typedef struct RsimXport {
     RdmaSimState *dev;
     RocePath path;
     uint32_t mtu;
+    uint32_t window;            /* PSNs in flight, see RSIM_WINDOW */
 
     /* requester */
     uint8_t *slots;             /* nslots WQE copies of slot_size bytes */
@@ -105,8 +113,9 @@ typedef struct RsimXport {
     bool rnr_wait;
     bool req_error;             /* a failed WQE stops the requester */
     bool cq_stalled;
-    uint32_t last_nak_psn;      /* restart point of the last NAK handled */
+    uint32_t last_nak_psn;      /* restart point of the last gap handled */
     bool nak_restart_valid;
+    uint32_t rnr_psn;           /* where to resume after the RNR wait */
     QEMUTimer *retry_timer;
     QEMUTimer *rnr_timer;
 
