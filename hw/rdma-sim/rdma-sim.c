@@ -377,6 +377,25 @@ static void rsim_set_hi(uint64_t *reg, uint32_t val)
     *reg = deposit64(*reg, 32, 32, val);
 }
 
+/*
+ * Unmasking a cause whose queue holds entries the driver has not consumed
+ * signals at once, so nothing posted while masked goes unnoticed.
+ */
+static void rsim_write_intr_mask(RdmaSimState *s, uint32_t val)
+{
+    uint32_t unmasked = s->intr_mask & ~val;
+
+    s->intr_mask = val & (R_RSIM_INTR_MASK_ADMIN_MASK |
+                          R_RSIM_INTR_MASK_ASYNC_MASK);
+    if (rsim_ready(s) &&
+        (((unmasked & R_RSIM_INTR_MASK_ADMIN_MASK) &&
+          s->acq_tail != s->acq_head) ||
+         ((unmasked & R_RSIM_INTR_MASK_ASYNC_MASK) &&
+          s->aeq_tail != s->aeq_head))) {
+        rsim_msix_notify(s, RSIM_MSIX_VECTOR_ADMIN);
+    }
+}
+
 static void rsim_write_aq_tail(RdmaSimState *s, uint32_t val)
 {
     if (!rsim_ready(s) || val >= s->aq_depth) {
@@ -426,8 +445,7 @@ static void rsim_regs_write(void *opaque, hwaddr addr, uint64_t val64,
         rsim_write_dev_ctrl(s, val);
         break;
     case A_RSIM_INTR_MASK:
-        s->intr_mask = val & (R_RSIM_INTR_MASK_ADMIN_MASK |
-                              R_RSIM_INTR_MASK_ASYNC_MASK);
+        rsim_write_intr_mask(s, val);
         break;
     case A_RSIM_AQ_BASE_LO:
         if (rsim_config_writable(s, addr)) {
