@@ -129,7 +129,7 @@ void rsim_comp_run(RdmaSimState *s, RsimQp *qp)
         }
         qp->sq_cons = (qp->sq_cons + 1) & qp->sq.mask;
         progress = true;
-        if (status) {
+        if (status && qp->type == RSIM_QPT_RC) {
             trace_rdma_sim_wqe_error(qp->qpn, w->opcode, status);
             rsim_ring_write_index(s, &qp->sq, RSIM_QUEUE_CONS_OFFSET,
                                   qp->sq_cons);

@@ -49,8 +49,12 @@ static bool rsim_wr_valid(const RsimQp *qp, uint32_t op)
         return rsim_wr_is_send(op) || rsim_wr_is_write(op) ||
                op == RSIM_WR_RDMA_READ || rsim_wr_is_atomic(op) ||
                rsim_wr_is_local(op);
+    case RSIM_QPT_UD:
+    case RSIM_QPT_GSI:
+        return op == RSIM_WR_SEND || op == RSIM_WR_SEND_WITH_IMM ||
+               rsim_wr_is_local(op);
     default:
-        /* UC, UD and GSI data paths are not implemented yet */
+        /* the UC data path is not implemented yet */
         return false;
     }
 }
@@ -97,6 +101,10 @@ static void rsim_req_fetch(RdmaSimState *s, RsimQp *qp, uint32_t idx,
     } else if (w->opcode == RSIM_WR_LOCAL_INV) {
         w->rkey = le32_to_cpu(hdr.ex);
         return;
+    } else if (qp->type != RSIM_QPT_RC) {
+        w->ah_num = le32_to_cpu(hdr.wr.ud.ah_num);
+        w->remote_qpn = le32_to_cpu(hdr.wr.ud.remote_qpn) & ROCE_QPN_MASK;
+        w->remote_qkey = le32_to_cpu(hdr.wr.ud.remote_qkey);
     } else {
         w->remote_addr = le64_to_cpu(hdr.wr.rdma.remote_addr);
         w->rkey = le32_to_cpu(hdr.wr.rdma.rkey);
@@ -182,9 +190,9 @@ bad:
 }
 
 /* Copy message bytes [off, off + n) of a WQE into buf. */
-static enum rsim_status rsim_wqe_gather(RdmaSimState *s, RsimQp *qp,
-                                        const RsimWqe *w, uint32_t off,
-                                        uint8_t *buf, uint32_t n)
+enum rsim_status rsim_wqe_gather(RdmaSimState *s, RsimQp *qp,
+                                 const RsimWqe *w, uint32_t off,
+                                 uint8_t *buf, uint32_t n)
 {
     const RsimSgl *sgl = rsim_wqe_sgl(w);
 
@@ -414,11 +422,15 @@ static bool rsim_req_start(RdmaSimState *s, RsimQp *qp, RsimWqe *w)
         }
         x->rd_atomic_out++;
     }
+    w->next_pkt = 0;
+    w->started = true;
+    if (qp->type != RSIM_QPT_RC) {
+        w->npkts = 1;           /* the datagram takes its PSN when sent */
+        return true;
+    }
     w->npkts = rsim_wr_is_atomic(w->opcode) ? 1 :
                MAX(1, DIV_ROUND_UP(w->length, x->mtu));
     w->first_psn = x->next_psn;
-    w->next_pkt = 0;
-    w->started = true;
     x->next_psn = roce_psn_add(x->next_psn, w->npkts);
     return true;
 }
@@ -474,7 +486,7 @@ bool rsim_req_run(RdmaSimState *s, RsimQp *qp)
              * when it is the oldest and moves the QP to ERR.
              */
             x->req_idx = (x->req_idx + 1) & qp->sq.mask;
-            if (w->status) {
+            if (w->status && qp->type == RSIM_QPT_RC) {
                 x->req_error = true;
                 rsim_comp_run(s, qp);
                 break;
@@ -484,6 +496,16 @@ bool rsim_req_run(RdmaSimState *s, RsimQp *qp)
         }
         if (w->next_pkt >= w->npkts) {
             x->req_idx = (x->req_idx + 1) & qp->sq.mask;
+            continue;
+        }
+        if (qp->type != RSIM_QPT_RC) {
+            /* a datagram: sent once, complete at once */
+            w->status = rsim_ud_send(s, qp, w);
+            w->next_pkt = w->npkts;
+            w->done = true;
+            x->req_idx = (x->req_idx + 1) & qp->sq.mask;
+            budget--;
+            rsim_comp_run(s, qp);
             continue;
         }
         if (roce_psn_cmp(roce_psn_add(w->first_psn, w->next_pkt),

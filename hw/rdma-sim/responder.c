@@ -55,12 +55,6 @@ static void rsim_resp_nak(RdmaSimState *s, RsimQp *qp, uint8_t syndrome,
  * Receive WQEs
  */
 
-enum rsim_rwqe_result {
-    RSIM_RWQE_OK,
-    RSIM_RWQE_NONE,             /* receive queue empty: RNR */
-    RSIM_RWQE_BAD,              /* malformed or inaccessible WQE */
-};
-
 /* SRQ below its armed limit: report once and disarm. */
 static void rsim_srq_check_limit(RdmaSimState *s, RsimSrq *srq,
                                  uint32_t prod)
@@ -76,7 +70,7 @@ static void rsim_srq_check_limit(RdmaSimState *s, RsimSrq *srq,
  * of the RQ (consumed when the message completes) or one taken from the
  * SRQ.
  */
-static enum rsim_rwqe_result rsim_resp_get_rwqe(RdmaSimState *s, RsimQp *qp)
+enum rsim_rwqe_result rsim_resp_get_rwqe(RdmaSimState *s, RsimQp *qp)
 {
     RsimXport *x = qp->x;
     RsimSrq *srq = qp->srqn != RSIM_NO_SRQ ? rsim_srq_lookup(s, qp->srqn)
@@ -136,9 +130,11 @@ static enum rsim_rwqe_result rsim_resp_get_rwqe(RdmaSimState *s, RsimQp *qp)
 }
 
 /* Complete the current receive WQE; false if the CQ is full. */
-static bool rsim_resp_complete(RdmaSimState *s, RsimQp *qp, uint8_t status,
-                               uint32_t opcode, uint32_t byte_len,
-                               uint32_t ex, uint32_t wc_flags, bool se)
+static bool rsim_resp_complete_from(RdmaSimState *s, RsimQp *qp,
+                                    uint8_t status, uint32_t opcode,
+                                    uint32_t byte_len, uint32_t ex,
+                                    uint32_t wc_flags, bool se,
+                                    uint32_t src_qp)
 {
     RsimXport *x = qp->x;
     struct rsim_cqe cqe = {
@@ -148,7 +144,7 @@ static bool rsim_resp_complete(RdmaSimState *s, RsimQp *qp, uint8_t status,
         .byte_len = cpu_to_le32(byte_len),
         .ex = ex,
         .qp_num = cpu_to_le32(qp->qpn),
-        .src_qp = cpu_to_le32(qp->dest_qpn),
+        .src_qp = cpu_to_le32(src_qp),
         .wc_flags = cpu_to_le32(wc_flags),
         .port_num = 1,
     };
@@ -165,8 +161,26 @@ static bool rsim_resp_complete(RdmaSimState *s, RsimQp *qp, uint8_t status,
     return true;
 }
 
+/* ... for a connected QP: the sender is the peer QP */
+static bool rsim_resp_complete(RdmaSimState *s, RsimQp *qp, uint8_t status,
+                               uint32_t opcode, uint32_t byte_len,
+                               uint32_t ex, uint32_t wc_flags, bool se)
+{
+    return rsim_resp_complete_from(s, qp, status, opcode, byte_len, ex,
+                                   wc_flags, se, qp->dest_qpn);
+}
+
+/* ... for a datagram: the length placed so far, from src_qp */
+void rsim_resp_finish_ud(RdmaSimState *s, RsimQp *qp, uint8_t status,
+                         uint32_t src_qp, uint32_t ex, uint32_t wc_flags,
+                         bool se)
+{
+    rsim_resp_complete_from(s, qp, status, RSIM_WC_RECV, qp->x->recv_len,
+                            ex, wc_flags, se, src_qp);
+}
+
 /* Can the receive CQ take one more completion? */
-static bool rsim_resp_cq_room(RdmaSimState *s, RsimQp *qp)
+bool rsim_resp_cq_room(RdmaSimState *s, RsimQp *qp)
 {
     RsimCq *cq = rsim_cq_lookup(s, qp->recv_cqn);
     uint32_t cons;
@@ -187,8 +201,8 @@ static bool rsim_resp_cq_room(RdmaSimState *s, RsimQp *qp)
 }
 
 /* Place received bytes into the receive WQE's SGEs. */
-static uint8_t rsim_resp_place(RdmaSimState *s, RsimQp *qp,
-                               const uint8_t *buf, uint32_t n)
+uint8_t rsim_resp_place(RdmaSimState *s, RsimQp *qp, const uint8_t *buf,
+                        uint32_t n)
 {
     RsimXport *x = qp->x;
     uint32_t off = x->recv_len;

@@ -334,6 +334,7 @@ enum roce_parse_result roce_parse(const uint8_t *frame, size_t len,
     memcpy(pkt->smac, frame + 6, 6);
     ethertype = lduw_be_p(frame + 12);
     h = frame + l3;
+    pkt->l3 = h;
     if (ethertype == 0x0800) {
         unsigned tot;
 

@@ -126,6 +126,7 @@ typedef struct RoceFrame {
 
 /* A received packet, parsed and checked */
 typedef struct RocePkt {
+    const uint8_t *l3;          /* the IP header (20 or 40 bytes) */
     bool ipv6;
     uint8_t smac[6];
     uint8_t sip[16];

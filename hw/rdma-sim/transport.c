@@ -268,12 +268,10 @@ static RsimXport *rsim_xport_new(RdmaSimState *s, RsimQp *qp)
     return x;
 }
 
-/* Addresses of the QP's packets, from its AV, GID entry and the port. */
-static void rsim_xport_set_path(RdmaSimState *s, RsimQp *qp)
+/* Addresses of packets from QP qpn to dqpn along an address vector. */
+void rsim_path_from_av(RdmaSimState *s, const struct rsim_av *av,
+                       uint32_t qpn, uint32_t dqpn, RocePath *p)
 {
-    RocePath *p = &qp->x->path;
-    const struct rsim_av *av = &qp->av;
-
     memset(p, 0, sizeof(*p));
     memcpy(p->smac, s->mac, 6);
     memcpy(p->dmac, av->dmac, 6);
@@ -286,9 +284,20 @@ static void rsim_xport_set_path(RdmaSimState *s, RsimQp *qp)
     p->hop_limit = av->hop_limit ? av->hop_limit : 64;
     p->flow_label = le32_to_cpu(av->flow_label);
     /* any port in 0xc000..0xffff is valid; spread flows by QP numbers */
-    p->sport = 0xc000 | ((qp->qpn ^ qp->dest_qpn ^ (qp->qpn >> 14)) & 0x3fff);
-    qp->x->mtu = 128u << qp->path_mtu;
-    qp->x->window = MIN(RSIM_WINDOW, MAX(16, RSIM_WINDOW_BYTES / qp->x->mtu));
+    p->sport = 0xc000 | ((qpn ^ dqpn ^ (qpn >> 14)) & 0x3fff);
+}
+
+static void rsim_xport_set_path(RdmaSimState *s, RsimQp *qp)
+{
+    RsimXport *x = qp->x;
+
+    if (qp->type == RSIM_QPT_RC) {
+        rsim_path_from_av(s, &qp->av, qp->qpn, qp->dest_qpn, &x->path);
+        x->mtu = 128u << qp->path_mtu;
+    } else {
+        x->mtu = rsim_ud_max_msg(s);
+    }
+    x->window = MIN(RSIM_WINDOW, MAX(16, RSIM_WINDOW_BYTES / x->mtu));
 }
 
 void rsim_transport_qp_reset(RdmaSimState *s, RsimQp *qp)
@@ -301,7 +310,7 @@ void rsim_transport_qp_modified(RdmaSimState *s, RsimQp *qp,
 {
     RsimXport *x;
 
-    if (qp->type != RSIM_QPT_RC || qp->state < RSIM_QPS_RTR) {
+    if (qp->type == RSIM_QPT_UC || qp->state < RSIM_QPS_RTR) {
         return;
     }
     if (!qp->x) {
@@ -381,10 +390,16 @@ static void rsim_rx_packet(RdmaSimState *s, const RocePkt *pkt)
         s->stats[RSIM_STAT_RX_DROP_MALFORMED]++;
         return;
     }
+    if (qp && qp->x && ROCE_OPCODE_CLASS(pkt->opcode) == ROCE_CLASS_UD &&
+        (qp->type == RSIM_QPT_UD || qp->type == RSIM_QPT_GSI)) {
+        trace_rdma_sim_rx_packet(qp->qpn, pkt->opcode, pkt->psn, pkt->paylen);
+        rsim_ud_rx(s, qp, pkt);
+        return;
+    }
     if (!qp || ROCE_OPCODE_CLASS(pkt->opcode) != ROCE_CLASS_RC ||
         qp->type != RSIM_QPT_RC || !qp->x) {
         s->stats[RSIM_STAT_RX_DROP_NO_QP]++;
-        trace_rdma_sim_rx_drop(pkt->dqpn, pkt->opcode, "no RC QP for it");
+        trace_rdma_sim_rx_drop(pkt->dqpn, pkt->opcode, "no QP of that type");
         return;
     }
     /* RC: only the connected peer may talk to the QP */

@@ -56,6 +56,9 @@ typedef struct RsimWqe {
     uint32_t rkey;
     uint64_t compare_add;
     uint64_t swap;
+    uint32_t ah_num;            /* UD */
+    uint32_t remote_qpn;        /* UD */
+    uint32_t remote_qkey;       /* UD */
     struct rsim_wr_reg reg;     /* REG_MR, little-endian as posted */
     uint32_t length;            /* message bytes */
     uint32_t num_sge;
@@ -183,10 +186,25 @@ bool rsim_transport_rx(RdmaSimState *s, const uint8_t *frame, size_t len);
 
 /* requester.c */
 bool rsim_req_run(RdmaSimState *s, RsimQp *qp);
+enum rsim_status rsim_wqe_gather(RdmaSimState *s, RsimQp *qp,
+                                 const RsimWqe *w, uint32_t off,
+                                 uint8_t *buf, uint32_t n);
 void rsim_req_restart(RdmaSimState *s, RsimQp *qp, uint32_t psn);
 uint32_t rsim_req_outstanding(RsimQp *qp);
 
 /* responder.c */
+enum rsim_rwqe_result {
+    RSIM_RWQE_OK,
+    RSIM_RWQE_NONE,             /* receive queue empty: RNR */
+    RSIM_RWQE_BAD,              /* malformed or inaccessible WQE */
+};
+enum rsim_rwqe_result rsim_resp_get_rwqe(RdmaSimState *s, RsimQp *qp);
+bool rsim_resp_cq_room(RdmaSimState *s, RsimQp *qp);
+uint8_t rsim_resp_place(RdmaSimState *s, RsimQp *qp, const uint8_t *buf,
+                        uint32_t n);
+void rsim_resp_finish_ud(RdmaSimState *s, RsimQp *qp, uint8_t status,
+                         uint32_t src_qp, uint32_t ex, uint32_t wc_flags,
+                         bool se);
 void rsim_resp_rx(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt);
 bool rsim_resp_run(RdmaSimState *s, RsimQp *qp, unsigned *budget);
 void rsim_resp_error(RdmaSimState *s, RsimQp *qp);
@@ -198,7 +216,14 @@ void rsim_comp_run(RdmaSimState *s, RsimQp *qp);
 void rsim_comp_timeout(RdmaSimState *s, RsimQp *qp);
 void rsim_comp_rnr_expired(RdmaSimState *s, RsimQp *qp);
 
+/* ud.c */
+uint32_t rsim_ud_max_msg(RdmaSimState *s);
+uint8_t rsim_ud_send(RdmaSimState *s, RsimQp *qp, RsimWqe *w);
+void rsim_ud_rx(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt);
+
 /* shared by the engine */
+void rsim_path_from_av(RdmaSimState *s, const struct rsim_av *av,
+                       uint32_t qpn, uint32_t dqpn, RocePath *p);
 bool rsim_complete(RdmaSimState *s, RsimQp *qp, RsimCq *cq,
                    const struct rsim_cqe *cqe, bool solicited);
 void rsim_fail_qp(RdmaSimState *s, RsimQp *qp, enum rsim_event_type ev);

@@ -249,7 +249,8 @@ static uint32_t create_cq(Dev *d, Ring *r, uint32_t eqn)
     return dev_create(d, &c, NULL);
 }
 
-static void create_qp(Dev *d, Qp *qp, uint32_t pdn, uint32_t eqn)
+static void create_qp_type(Dev *d, Qp *qp, uint32_t pdn, uint32_t eqn,
+                           uint8_t type)
 {
     struct rsim_cmd_create_qp c;
 
@@ -258,7 +259,7 @@ static void create_qp(Dev *d, Qp *qp, uint32_t pdn, uint32_t eqn)
     ring_alloc(d, &qp->sq, SQ_ELEM_LOG2);
     ring_alloc(d, &qp->rq, RQ_ELEM_LOG2);
     cmd_init(&c, sizeof(c), RSIM_CMD_CREATE_QP);
-    c.qp_type = RSIM_QPT_RC;
+    c.qp_type = type;
     c.max_send_sge = 4;
     c.max_recv_sge = 4;
     c.pdn = cpu_to_le32(pdn);
@@ -269,6 +270,11 @@ static void create_qp(Dev *d, Qp *qp, uint32_t pdn, uint32_t eqn)
     ring_desc(&qp->rq, &c.rq);
     c.max_inline = cpu_to_le16(256);
     qp->qpn = dev_create(d, &c, NULL);
+}
+
+static void create_qp(Dev *d, Qp *qp, uint32_t pdn, uint32_t eqn)
+{
+    create_qp_type(d, qp, pdn, eqn, RSIM_QPT_RC);
 }
 
 static uint32_t modify_qp(Dev *d, uint32_t qpn, struct rsim_qp_attr *a)
@@ -389,6 +395,9 @@ typedef struct Wr {
     uint32_t rkey;
     uint64_t compare_add;
     uint64_t swap;
+    uint32_t ah_num;                    /* UD */
+    uint32_t remote_qpn;
+    uint32_t remote_qkey;
     uint32_t nsge;
     struct rsim_sge sge[4];
 } Wr;
@@ -409,6 +418,10 @@ static void post_send(Dev *d, Qp *qp, const Wr *wr)
         w.wr.atomic.rkey = cpu_to_le32(wr->rkey);
         w.wr.atomic.compare_add = cpu_to_le64(wr->compare_add);
         w.wr.atomic.swap = cpu_to_le64(wr->swap);
+    } else if (wr->ah_num) {
+        w.wr.ud.ah_num = cpu_to_le32(wr->ah_num);
+        w.wr.ud.remote_qpn = cpu_to_le32(wr->remote_qpn);
+        w.wr.ud.remote_qkey = cpu_to_le32(wr->remote_qkey);
     } else {
         w.wr.rdma.remote_addr = cpu_to_le64(wr->remote_addr);
         w.wr.rdma.rkey = cpu_to_le32(wr->rkey);
@@ -1388,6 +1401,138 @@ static void test_wire_garbage(void)
     dev_stop(&d);
 }
 
+/* ------------------------------------------------------------------------
+ * Datagrams: UD QPs over the loopback
+ * ------------------------------------------------------------------------ */
+
+/* RESET -> INIT -> RTR -> RTS for a UD QP with a Q_Key. */
+static void ud_ready(Dev *d, uint32_t qpn, uint32_t qkey)
+{
+    struct rsim_qp_attr a;
+
+    memset(&a, 0, sizeof(a));
+    a.attr_mask = cpu_to_le32(RSIM_QP_STATE | RSIM_QP_PKEY_INDEX |
+                              RSIM_QP_PORT | RSIM_QP_QKEY);
+    a.qp_state = RSIM_QPS_INIT;
+    a.port_num = 1;
+    a.qkey = cpu_to_le32(qkey);
+    g_assert_cmpuint(modify_qp(d, qpn, &a), ==, RSIM_STS_OK);
+    memset(&a, 0, sizeof(a));
+    a.attr_mask = cpu_to_le32(RSIM_QP_STATE);
+    a.qp_state = RSIM_QPS_RTR;
+    g_assert_cmpuint(modify_qp(d, qpn, &a), ==, RSIM_STS_OK);
+    memset(&a, 0, sizeof(a));
+    a.attr_mask = cpu_to_le32(RSIM_QP_STATE | RSIM_QP_SQ_PSN);
+    a.qp_state = RSIM_QPS_RTS;
+    a.sq_psn = cpu_to_le32(100);
+    g_assert_cmpuint(modify_qp(d, qpn, &a), ==, RSIM_STS_OK);
+}
+
+static void test_ud_loopback(void)
+{
+    struct rsim_cmd_create_eq e;
+    struct rsim_cmd_create_ah ah;
+    struct rsim_admin_cmd c;
+    struct rsim_cmd_gid g;
+    struct rsim_cqe cqe;
+    uint8_t grh[40];
+    uint32_t pdn, eqn, ahn;
+    Qp a, b;
+    Mr ma, mb;
+    Dev d;
+    Wr wr = {
+        .wr_id = 0x8001,
+        .opcode = RSIM_WR_SEND_WITH_IMM,
+        .ex = cpu_to_be32(0xabcd0123),
+        .remote_qkey = 0x1234,
+        .nsge = 1,
+    };
+
+    memset(&a, 0, sizeof(a));
+    memset(&b, 0, sizeof(b));
+    dev_start(&d, NULL);
+    cmd_init(&c, sizeof(c), RSIM_CMD_ALLOC_PD);
+    pdn = dev_create(&d, &c, NULL);
+    cmd_init(&g, sizeof(g), RSIM_CMD_ADD_GID);
+    memcpy(g.gid, test_gid_v4, 16);
+    g.type = RSIM_GID_TYPE_ROCE_V2;
+    g_assert_cmpuint(dev_cmd(&d, &g, NULL), ==, RSIM_STS_OK);
+    cmd_init(&e, sizeof(e), RSIM_CMD_CREATE_EQ);
+    e.vector = cpu_to_le32(1);
+    e.addr = cpu_to_le64(guest_alloc(&d.alloc, EQ_DEPTH * 16));
+    e.depth = cpu_to_le32(EQ_DEPTH);
+    eqn = dev_create(&d, &e, NULL);
+    create_qp_type(&d, &a, pdn, eqn, RSIM_QPT_UD);
+    create_qp_type(&d, &b, pdn, eqn, RSIM_QPT_UD);
+    ud_ready(&d, a.qpn, 0x1234);
+    ud_ready(&d, b.qpn, 0x1234);
+    cmd_init(&ah, sizeof(ah), RSIM_CMD_CREATE_AH);
+    ah.pdn = cpu_to_le32(pdn);
+    memcpy(ah.av.dgid, test_gid_v4, 16);
+    memcpy(ah.av.dmac, d.mac, 6);
+    ah.av.hop_limit = 64;
+    ah.av.network_type = RSIM_NET_IPV4;
+    ahn = dev_create(&d, &ah, NULL);
+    ma = reg_mr(&d, pdn, 8192, RSIM_ACCESS_LOCAL_WRITE);
+    mb = reg_mr(&d, pdn, 8192, RSIM_ACCESS_LOCAL_WRITE);
+
+    /* a datagram with immediate data: GRH, then the payload */
+    fill_pattern(&d, ma.addr, 1000, 77);
+    post_recv(&d, &b, 0x8101, mb.addr, 4096, mb.lkey);
+    wr.ah_num = ahn;
+    wr.remote_qpn = b.qpn;
+    wr.sge[0] = sge_of(&ma, 0, 1000);
+    post_send(&d, &a, &wr);
+    expect_cqe(&d, &a.scq, 0x8001, RSIM_WC_SUCCESS, RSIM_WC_SEND, 1000,
+               a.qpn);
+    poll_cq(&d, &b.rcq, &cqe);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x8101);
+    g_assert_cmpuint(le32_to_cpu(cqe.status), ==, RSIM_WC_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(cqe.opcode), ==, RSIM_WC_RECV);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 40 + 1000);
+    g_assert_cmpuint(le32_to_cpu(cqe.src_qp), ==, a.qpn);
+    g_assert_cmphex(le32_to_cpu(cqe.wc_flags), ==,
+                    RSIM_WC_GRH | RSIM_WC_WITH_IMM);
+    g_assert_cmphex(cqe.ex, ==, cpu_to_be32(0xabcd0123));
+    qtest_memread(d.qts, mb.addr, grh, sizeof(grh));
+    for (int i = 0; i < 20; i++) {
+        g_assert_cmpuint(grh[i], ==, 0);
+    }
+    g_assert_cmphex(grh[20], ==, 0x45);                 /* IPv4 header */
+    g_assert_cmpuint(grh[29], ==, 17);
+    g_assert(!memcmp(grh + 32, test_gid_v4 + 12, 4));
+    g_assert(!memcmp(grh + 36, test_gid_v4 + 12, 4));
+    check_pattern(&d, mb.addr + 40, 1000, 77);
+
+    /* a wrong Q_Key is dropped; the QP's own one (high bit) is not */
+    post_recv(&d, &b, 0x8102, mb.addr, 4096, mb.lkey);
+    wr.wr_id = 0x8002;
+    wr.opcode = RSIM_WR_SEND;
+    wr.remote_qkey = 0x9999;
+    post_send(&d, &a, &wr);
+    expect_cqe(&d, &a.scq, 0x8002, RSIM_WC_SUCCESS, RSIM_WC_SEND, 1000,
+               a.qpn);
+    g_assert_cmpuint(dev_stat(&d, RSIM_STAT_RX_DROP_NO_QP), ==, 1);
+    wr.wr_id = 0x8003;
+    wr.remote_qkey = 0x80000000;
+    wr.sge[0] = sge_of(&ma, 0, 10);
+    post_send(&d, &a, &wr);
+    expect_cqe(&d, &a.scq, 0x8003, RSIM_WC_SUCCESS, RSIM_WC_SEND, 10,
+               a.qpn);
+    poll_cq(&d, &b.rcq, &cqe);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x8102);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 40 + 10);
+
+    /* larger than the port MTU (1500 gives 1024): a local length error */
+    wr.wr_id = 0x8004;
+    wr.sge[0] = sge_of(&ma, 0, 1025);
+    post_send(&d, &a, &wr);
+    expect_cqe(&d, &a.scq, 0x8004, RSIM_WC_LOC_LEN_ERR, 0, 0, a.qpn);
+    g_assert_cmpuint(query_qp_state(&d, a.qpn), ==, RSIM_QPS_RTS);
+    dev_check_alive(&d);
+    dev_stop(&d);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1407,6 +1552,7 @@ int main(int argc, char **argv)
     qtest_add_func("/rdma-sim/transport/rnr", test_rnr_then_receive);
     qtest_add_func("/rdma-sim/transport/error-flush", test_error_flush);
     qtest_add_func("/rdma-sim/transport/retry-exceeded", test_retry_exceeded);
+    qtest_add_func("/rdma-sim/ud/loopback", test_ud_loopback);
     qtest_add_func("/rdma-sim/wire/rxe-frames", test_wire_rxe_frames);
     qtest_add_func("/rdma-sim/wire/device-frames", test_wire_device_frames);
     qtest_add_func("/rdma-sim/wire/garbage", test_wire_garbage);
