@@ -264,6 +264,8 @@ static void rsim_comp_advance(RdmaSimState *s, RsimQp *qp, uint32_t new_comp)
     x->retry_left = qp->retry_cnt;
     x->rnr_left = qp->rnr_retry;
     timer_del(x->retry_timer);
+    /* the window moved: the requester may send more of a long message */
+    rsim_qp_schedule(s, qp);
 }
 
 /* Scatter received bytes into the SGEs of a WQE at message offset off. */

@@ -687,6 +687,11 @@ static bool rsim_check_props(RdmaSimState *s, Error **errp)
                    RSIM_MAX_DB_PAGES, p->db_pages);
         return false;
     }
+    if (p->tx_window < 4 || p->tx_window > 1024) {
+        error_setg(errp, "rdma-sim: tx-window must be 4..1024 KiB, not %u",
+                   p->tx_window);
+        return false;
+    }
     if (p->fault_drop > 1000000 || p->fault_dup > 1000000 ||
         p->fault_reorder > 1000000 || p->fault_corrupt > 1000000) {
         error_setg(errp, "rdma-sim: fault-* shares are parts per million, "
@@ -796,6 +801,7 @@ static Property rsim_properties[] = {
     DEFINE_PROP_UINT32("max-rd-atom", RdmaSimState, props.max_rd_atom, 128),
     DEFINE_PROP_UINT32("db-pages", RdmaSimState, props.db_pages, 64),
     DEFINE_PROP_UINT32("msix-vectors", RdmaSimState, props.msix_vectors, 9),
+    DEFINE_PROP_UINT32("tx-window", RdmaSimState, props.tx_window, 64),
     DEFINE_PROP_UINT32("fault-drop", RdmaSimState, props.fault_drop, 0),
     DEFINE_PROP_UINT32("fault-dup", RdmaSimState, props.fault_dup, 0),
     DEFINE_PROP_UINT32("fault-reorder", RdmaSimState, props.fault_reorder, 0),
@@ -824,6 +830,8 @@ static const struct {
     { "db-pages", "4 KiB doorbell pages in BAR2 (page 0: kernel), 1..1024" },
     { "msix-vectors", "MSI-X vectors: 0 admin/async, the rest completion "
       "EQs; 2..32" },
+    { "tx-window", "KiB of unacknowledged payload per QP, 4..1024: keep it "
+      "below what the receiving host's UDP socket buffers" },
     { "fault-drop", "drop this share of transmitted RoCE frames, in parts "
       "per million (testing)" },
     { "fault-dup", "duplicate this share of transmitted RoCE frames, ppm" },

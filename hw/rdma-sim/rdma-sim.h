@@ -221,6 +221,7 @@ typedef struct RsimProps {
     uint32_t max_rd_atom;
     uint32_t db_pages;
     uint32_t msix_vectors;
+    uint32_t tx_window;         /* KiB in flight per QP */
     /* fault injection on transmitted RoCE frames, parts per million */
     uint32_t fault_drop;
     uint32_t fault_dup;

@@ -271,7 +271,12 @@ static bool rsim_req_send_packet(RdmaSimState *s, RsimQp *qp, RsimWqe *w)
     bool last = w->next_pkt == w->npkts - 1;
     uint8_t opcode = rsim_send_opcode(w, first, last);
     uint16_t fl = roce_opcode_flags(opcode);
-    bool ackreq = last || ++x->pkts_since_ackreq >= RSIM_ACKREQ_INTERVAL;
+    /*
+     * Ask for an ACK at the end of a message, and often enough that one
+     * comes back before the window is full: every half window at most.
+     */
+    bool ackreq = last || ++x->pkts_since_ackreq >=
+                  MAX(1, MIN(RSIM_ACKREQ_INTERVAL, x->window / 2));
     bool se = last && (w->flags & RSIM_SEND_SOLICITED) &&
               w->opcode != RSIM_WR_RDMA_WRITE;
 

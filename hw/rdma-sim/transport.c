@@ -297,7 +297,8 @@ static void rsim_xport_set_path(RdmaSimState *s, RsimQp *qp)
     } else {
         x->mtu = rsim_ud_max_msg(s);
     }
-    x->window = MIN(RSIM_WINDOW, MAX(16, RSIM_WINDOW_BYTES / x->mtu));
+    x->window = MIN(RSIM_WINDOW,
+                    MAX(4, s->props.tx_window * KiB / x->mtu));
 }
 
 void rsim_transport_qp_reset(RdmaSimState *s, RsimQp *qp)

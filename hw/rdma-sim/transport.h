@@ -26,12 +26,12 @@
 
 /*
  * Unacknowledged PSNs a requester may have outstanding: at most
- * RSIM_WINDOW packets and about RSIM_WINDOW_BYTES of payload.  A host UDP
- * socket (the usual link between VMs) buffers 208 KiB by default; a burst
- * larger than that is lost at the receiver and has to be sent again.
+ * RSIM_WINDOW packets and about the tx-window property's KiB of payload.
+ * A host UDP socket (the usual link between VMs) buffers 208 KiB by
+ * default, counted with the kernel's per-packet overhead; a burst larger
+ * than it holds is lost at the receiver and has to be sent again.
  */
 #define RSIM_WINDOW             256
-#define RSIM_WINDOW_BYTES       (160 * KiB)
 /* A request with AckReq at least every this many packets */
 #define RSIM_ACKREQ_INTERVAL    32
 /* Packets one QP may send per scheduling round */

@@ -736,6 +736,21 @@ static void test_loopback_ops(void)
     dev_stop(&p.d);
 }
 
+/*
+ * A window smaller than one message (4 KiB: 4 packets): the ACKs the
+ * requester asks for keep it moving, no retry timer is needed.
+ */
+static void test_loopback_small_window(void)
+{
+    Pair p;
+
+    pair_start(&p, ",tx-window=4", RSIM_MTU_1024, ACCESS_ALL, 7);
+    run_all_ops(&p);
+    g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_TIMEOUTS), ==, 0);
+    g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_RETRANSMITS), ==, 0);
+    dev_stop(&p.d);
+}
+
 /* The same over IPv6 (a global GID, so the frames carry IPv6 headers). */
 static void test_loopback_ipv6(void)
 {
@@ -1540,6 +1555,8 @@ int main(int argc, char **argv)
     qtest_add_func("/rdma-sim/transport/loopback-mtu4096",
                    test_loopback_mtu4096);
     qtest_add_func("/rdma-sim/transport/loopback-ipv6", test_loopback_ipv6);
+    qtest_add_func("/rdma-sim/transport/small-window",
+                   test_loopback_small_window);
     qtest_add_func("/rdma-sim/transport/loss-reorder", test_loopback_loss);
     qtest_add_func("/rdma-sim/transport/dup-corrupt",
                    test_loopback_dup_corrupt);

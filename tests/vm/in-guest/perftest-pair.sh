@@ -46,6 +46,8 @@ while IFS= read -r line; do
         timeout 600 "${argv[@]}" "${extra[@]}" "$RSIM_PEER" >"$out" 2>&1 || rc=$?
     fi
     cat "$out"
+    # the device's counters so far (rdma-sim and rxe both have them)
+    rdma statistic show link "$RDMA_DEV/1" >"$RSIM_RESULTS/stats-$n.txt" 2>&1 || true
     [[ $rc == 0 ]] || rsim_fail "[$n] '$line' exited with status $rc"
     rsim_barrier "done-$n" 600
 done <<<"$PERF_CMDS"
