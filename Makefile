@@ -1,0 +1,129 @@
+# rdma-sim: QEMU PCI device model of a RoCEv2 RDMA NIC, guest driver, tests.
+# See README.md. Main targets: deps (root), all (default), check, help.
+
+# Debian packages needed to build and test (installed by `make deps`).
+# scripts/deps.sh adds linux-headers-<ABI> for the current Debian kernel ABI.
+# seabios, ipxe-qemu, qemu-system-data: firmware for our uninstalled QEMU.
+DEPS_PACKAGES := \
+	gcc libc6-dev make pkg-config python3 ninja-build meson flex bison \
+	zlib1g-dev libglib2.0-dev libpixman-1-dev libfdt-dev libslirp-dev libcap-ng-dev libattr1-dev \
+	dpkg-dev \
+	seabios ipxe-qemu qemu-system-data \
+	cpio busybox-static kmod zstd xz-utils \
+	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev \
+	perftest rdmacm-utils iproute2 python3-pyverbs \
+	iputils-ping ethtool
+
+# QEMU device set: "rdma-sim" = only what we need (configs/rdma-sim-x86_64.mak),
+# "default" = all of QEMU's default x86_64 devices (slower to build).
+QEMU_DEVICES ?= rdma-sim
+
+# QEMU configure flags. Changing them re-runs configure on the next `make`.
+QEMU_CONFIGURE_FLAGS := \
+	--target-list=x86_64-softmmu \
+	--without-default-features \
+	--enable-kvm --enable-slirp \
+	--enable-virtfs --enable-attr --enable-cap-ng \
+	--enable-vhost-kernel --enable-vhost-net \
+	--disable-docs --disable-gtk --disable-sdl --disable-vnc --disable-opengl \
+	--disable-spice --disable-xen --disable-tools --disable-guest-agent \
+	--disable-user --disable-curses --disable-rdma --disable-pvrdma \
+	--disable-install-blobs \
+	--firmwarepath=/usr/share/qemu:/usr/share/seabios:/usr/lib/ipxe/qemu
+# WERROR=1: build QEMU (all of it, incl. our device and qtests) with -Werror.
+# Off by default: QEMU's warnings are on either way, and a Debian update of the
+# QEMU source must not break our build over a warning in QEMU's own code.
+ifeq ($(WERROR),1)
+QEMU_CONFIGURE_FLAGS += --enable-werror
+endif
+ifeq ($(QEMU_DEVICES),default)
+QEMU_CONFIGURE_FLAGS += --with-default-devices
+else ifeq ($(QEMU_DEVICES),rdma-sim)
+QEMU_CONFIGURE_FLAGS += --without-default-devices --with-devices-x86_64=rdma-sim
+else
+$(error QEMU_DEVICES must be "rdma-sim" or "default")
+endif
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := all
+
+REPO       := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+BUILD      := $(REPO)/build
+LOGS       := $(BUILD)/logs
+QEMU_BUILD := $(BUILD)/qemu-build
+QEMU_BIN   := $(QEMU_BUILD)/qemu-system-x86_64
+JOBS       ?= $(shell nproc)
+
+# QEMU source: $(QEMU_SRC) if given, else `apt-get source qemu` into build/.
+ifeq ($(origin QEMU_SRC),undefined)
+QSRC       := $(BUILD)/qemu-7.2+dfsg
+QEMU_FETCH := 1
+else
+QSRC       := $(abspath $(QEMU_SRC))
+QEMU_FETCH :=
+endif
+
+# Extra prerequisites of `make vmtest` (e.g. the guest driver); others may add.
+VMTEST_PREREQS ?=
+
+export RDMA_SIM_ROOT  := $(REPO)
+export QEMU_BINARY    := $(QEMU_BIN)
+
+.PHONY: all deps qemu qemu-locked qemu-source qemu-tree qemu-configure qtest vmtest smoke check clean distclean help
+
+all: qemu
+
+# Several people may run make in the same tree at once: fetching, configuring
+# and ninja run under a lock on build/.lock, one make at a time.
+qemu:
+	@mkdir -p $(BUILD)
+	@flock $(BUILD)/.lock $(MAKE) --no-print-directory qemu-locked
+
+deps:
+	$(REPO)/scripts/deps.sh $(DEPS_PACKAGES)
+
+qemu-source:
+ifneq ($(QEMU_FETCH),)
+	$(REPO)/scripts/qemu-tree.sh fetch $(BUILD) $(QSRC)
+else
+	@test -f $(QSRC)/configure || { echo "error: QEMU_SRC=$(QSRC) is not a QEMU source tree" >&2; exit 1; }
+endif
+
+qemu-tree: qemu-source
+	$(REPO)/scripts/qemu-tree.sh link $(QSRC) $(REPO)
+
+qemu-configure: qemu-tree
+	$(REPO)/scripts/qemu-configure.sh $(QSRC) $(QEMU_BUILD) $(LOGS) $(QEMU_CONFIGURE_FLAGS)
+
+qemu-locked: qemu-configure
+	ninja -C $(QEMU_BUILD) -j$(JOBS) qemu-system-x86_64
+	@echo "built $(QEMU_BIN)"
+
+smoke: qemu
+	$(REPO)/scripts/check.sh smoke
+
+qtest: qemu
+	$(REPO)/scripts/check.sh qtest
+
+vmtest: qemu $(VMTEST_PREREQS)
+	$(REPO)/scripts/check.sh vmtest
+
+check: qemu $(VMTEST_PREREQS)
+	$(REPO)/scripts/check.sh all
+
+clean:
+	rm -rf $(QEMU_BUILD) $(LOGS)
+
+# Also removes the downloaded QEMU source (hooks in a QEMU_SRC tree stay).
+distclean:
+	rm -rf $(BUILD)
+
+help:
+	@echo "make deps       install Debian build/test dependencies (root; idempotent)"
+	@echo "make            build $(QEMU_BIN:$(REPO)/%=%)"
+	@echo "make check      run all test suites (smoke, qtest, vmtest)"
+	@echo "make smoke|qtest|vmtest   run one suite"
+	@echo "make clean      remove build/qemu-build and build/logs"
+	@echo "make distclean  remove build/ (incl. the downloaded QEMU source)"
+	@echo "variables: QEMU_SRC=/path/to/qemu-7.2  QEMU_DEVICES=rdma-sim|default  WERROR=1  JOBS=N"

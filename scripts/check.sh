@@ -1,0 +1,228 @@
+#!/usr/bin/env bash
+# Run rdma-sim test suites and aggregate the results.
+#
+#   scripts/check.sh [all | smoke | qtest | vmtest]...     (default: all)
+#
+# Normally run through make (`make check`, `make smoke|qtest|vmtest`), which
+# first builds QEMU and refreshes the hooks in the QEMU tree.
+#
+# Output: one line per test on stdout, "PASS <name>", "FAIL <name> (why)" or
+# "SKIP <name> (why)", then exactly one line "N passed, N failed". Logs of
+# failing tests are echoed to stderr. Exit status is non-zero if anything
+# failed or a suite could not run. Logs: build/logs/<suite>/.
+#
+# Suites:
+#  smoke   the QEMU binary starts -M pc / -M q35 and knows the devices we need
+#  qtest   every tests/qtest/*.c is a qtest program; it is built with ninja in
+#          build/qemu-build and run with --tap; each TAP result is one test,
+#          a crash/timeout/non-zero exit of the program is one more failure
+#  vmtest  every tests/vm/t-*.sh is run (cwd = repo root, stdin /dev/null)
+#          with a timeout; exit 0 = pass, 77 = skip, anything else = fail.
+#          Environment given to the scripts: RDMA_SIM_ROOT, RDMA_SIM_BUILD,
+#          QEMU_BINARY, RDMA_SIM_LOGDIR (a per-test directory for logs).
+#
+# Knobs (environment): QTEST_TIMEOUT (s, per qtest program, default 300),
+# VMTEST_TIMEOUT (s, per VM test, default 900), JOBS (ninja -j).
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=$REPO/build
+LOGS=$BUILD/logs
+QEMU_BUILD=$BUILD/qemu-build
+QEMU=${QEMU_BINARY:-$QEMU_BUILD/qemu-system-x86_64}
+QTEST_TIMEOUT=${QTEST_TIMEOUT:-300}
+VMTEST_TIMEOUT=${VMTEST_TIMEOUT:-900}
+JOBS=${JOBS:-$(nproc)}
+
+passed=0
+failed=0
+skipped=0
+RESULTS=$LOGS/check-results.txt
+mkdir -p "$LOGS"
+: > "$RESULTS"
+
+record() { echo "$*"; echo "$*" >> "$RESULTS"; }
+pass() { passed=$((passed + 1)); record "PASS $1"; }
+skip() { skipped=$((skipped + 1)); record "SKIP $1${2:+ ($2)}"; }
+# fail NAME [REASON [LOGFILE]]
+fail() {
+    failed=$((failed + 1))
+    record "FAIL $1${2:+ ($2)}"
+    if [ -n "${3:-}" ] && [ -f "$3" ]; then
+        { echo "  | --- last lines of $3:"; tail -n 30 "$3" | sed 's/^/  | /'; } >&2
+    fi
+}
+# A suite that cannot run at all counts as one failure.
+cannot_run() { fail "$1" "suite could not run: $2" "${3:-}"; }
+
+have_qemu() {
+    [ -x "$QEMU" ] || { cannot_run "$1" "$QEMU not found; run 'make' first"; return 1; }
+}
+
+# --- smoke ---------------------------------------------------------------------
+# qmp_smoke NAME QEMU-ARGS...: start QEMU, talk QMP on stdio, quit.
+qmp_smoke() {
+    local name=$1 log=$LOGS/smoke/$1.log
+    shift
+    local rc=0
+    printf '%s\n' '{"execute":"qmp_capabilities"}' '{"execute":"query-status"}' \
+                  '{"execute":"quit"}' |
+        timeout -k 5 60 "$QEMU" "$@" -qmp stdio > "$log" 2>&1 || rc=$?
+    if [ $rc -ne 0 ]; then
+        fail "smoke/$name" "exit status $rc" "$log"
+    elif ! grep -q '"return": {"status"' "$log"; then
+        fail "smoke/$name" "no QMP query-status reply" "$log"
+    else
+        pass "smoke/$name"
+    fi
+}
+
+suite_smoke() {
+    have_qemu smoke || return 0
+    mkdir -p "$LOGS/smoke"
+    local log=$LOGS/smoke/device-help.log rc=0
+    timeout 60 "$QEMU" -device help > "$log" 2>&1 || rc=$?
+    if [ $rc -ne 0 ]; then
+        fail smoke/device-help "exit status $rc" "$log"
+    else
+        pass smoke/device-help
+        local d
+        for d in virtio-net-pci virtio-9p-pci e1000; do
+            if grep -q "name \"$d\"" "$log"; then pass "smoke/has-$d"; else fail "smoke/has-$d" "not in -device help, see $log"; fi
+        done
+        if grep -qi 'name "[^"]*rdma' "$log"; then pass smoke/has-rdma-device; else fail smoke/has-rdma-device "no rdma device in -device help, see $log"; fi
+    fi
+
+    local share=$LOGS/smoke/share m
+    mkdir -p "$share"
+    for m in pc q35; do
+        qmp_smoke "$m-nodefaults" -M "$m" -accel tcg -display none -nodefaults -serial none -S \
+            -device virtio-net-pci,netdev=n -netdev user,id=n \
+            -fsdev "local,id=fs,path=$share,security_model=none" \
+            -device virtio-9p-pci,fsdev=fs,mount_tag=share
+        # QEMU's default devices (VGA, default NIC, ...); let the BIOS run
+        qmp_smoke "$m-defaults" -M "$m" -accel tcg -display none
+    done
+}
+
+# --- qtest ---------------------------------------------------------------------
+suite_qtest() {
+    shopt -s nullglob
+    local srcs=("$REPO"/tests/qtest/*.c)
+    shopt -u nullglob
+    [ ${#srcs[@]} -gt 0 ] || { echo "qtest: no tests/qtest/*.c, nothing to run" >&2; return 0; }
+    have_qemu qtest || return 0
+    mkdir -p "$LOGS/qtest"
+
+    [ -f "$QEMU_BUILD/build.ninja" ] || { cannot_run qtest "$QEMU_BUILD is not configured; run 'make'"; return 0; }
+
+    local s t
+    for s in "${srcs[@]}"; do
+        t=$(basename "$s" .c)
+        local log=$LOGS/qtest/$t.log blog=$LOGS/qtest/$t.build.log rc=0
+        echo "qtest: building $t" >&2
+        if ! flock "$BUILD/.lock" ninja -C "$QEMU_BUILD" -j"$JOBS" "tests/qtest/$t" > "$blog" 2>&1; then
+            fail "qtest/$t" "build failed" "$blog"
+            continue
+        fi
+        echo "qtest: running $t" >&2
+        (cd "$QEMU_BUILD" && QTEST_QEMU_BINARY="$QEMU" \
+            timeout -k 10 "$QTEST_TIMEOUT" "./tests/qtest/$t" --tap -k) \
+            < /dev/null > "$log" 2>&1 || rc=$?
+
+        local plan=0 results=0 nfail=0 line name
+        while IFS= read -r line; do
+            if [[ $line =~ ^1\.\.([0-9]+) ]]; then
+                plan=${BASH_REMATCH[1]}
+            elif [[ $line =~ ^(not\ )?ok\ +[0-9]+\ *(-\ *)?(.*)$ ]]; then
+                results=$((results + 1))
+                name=${BASH_REMATCH[3]}
+                local directive=""
+                if [[ $name =~ ^(.*[^[:space:]])?[[:space:]]*#[[:space:]]*(SKIP|TODO)(.*)$ ]]; then
+                    directive="${BASH_REMATCH[2]}${BASH_REMATCH[3]}"
+                    name=${BASH_REMATCH[1]}
+                fi
+                name="qtest/$t:${name:-#$results}"
+                if [ -n "$directive" ]; then
+                    skip "$name" "$directive"
+                elif [[ $line == ok* ]]; then
+                    pass "$name"
+                else
+                    nfail=$((nfail + 1))
+                    fail "$name"
+                fi
+            fi
+        done < "$log"
+
+        # The program itself: a timeout, crash or unexplained exit status is
+        # one more failure. Show the log once if anything failed.
+        local why=""
+        if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+            why="timed out after ${QTEST_TIMEOUT}s"
+        elif [ $results -lt $plan ]; then
+            why="only $results of $plan results reported, exit status $rc (crash?)"
+        elif [ $rc -ne 0 ] && [ $nfail -eq 0 ]; then
+            why="exit status $rc"
+        elif [ $results -eq 0 ] && ! grep -q '^1\.\.0' "$log"; then
+            why="no TAP results"
+        fi
+        if [ -n "$why" ]; then
+            fail "qtest/$t" "$why" "$log"
+        elif [ $nfail -gt 0 ]; then
+            { echo "  | --- last lines of $log:"; tail -n 30 "$log" | sed 's/^/  | /'; } >&2
+        fi
+    done
+}
+
+# --- vmtest --------------------------------------------------------------------
+suite_vmtest() {
+    shopt -s nullglob
+    local tests=("$REPO"/tests/vm/t-*.sh)
+    shopt -u nullglob
+    [ ${#tests[@]} -gt 0 ] || { echo "vmtest: no tests/vm/t-*.sh, nothing to run" >&2; return 0; }
+    have_qemu vmtest || return 0
+    mkdir -p "$LOGS/vm"
+
+    local t
+    for t in "${tests[@]}"; do
+        local name log dir rc=0 start
+        name=$(basename "$t" .sh)
+        log=$LOGS/vm/$name.log
+        dir=$LOGS/vm/$name
+        rm -rf "$dir"
+        mkdir -p "$dir"
+        local cmd=("$t")
+        [ -x "$t" ] || cmd=(bash "$t")
+        echo "vmtest: running $name (timeout ${VMTEST_TIMEOUT}s)" >&2
+        start=$(date +%s)
+        (cd "$REPO" && RDMA_SIM_ROOT="$REPO" RDMA_SIM_BUILD="$BUILD" QEMU_BINARY="$QEMU" \
+            RDMA_SIM_LOGDIR="$dir" timeout -k 30 "$VMTEST_TIMEOUT" "${cmd[@]}") \
+            < /dev/null > "$log" 2>&1 || rc=$?
+        echo "vmtest: $name finished in $(( $(date +%s) - start ))s, exit status $rc" >&2
+        case $rc in
+            0)       pass "vm/$name" ;;
+            77)      skip "vm/$name" "exit status 77" ;;
+            124|137) fail "vm/$name" "timed out after ${VMTEST_TIMEOUT}s" "$log" ;;
+            *)       fail "vm/$name" "exit status $rc" "$log" ;;
+        esac
+    done
+}
+
+# --- main ----------------------------------------------------------------------
+suites=("$@")
+[ ${#suites[@]} -gt 0 ] || suites=(all)
+run=()
+for s in "${suites[@]}"; do
+    case $s in
+        all) run+=(smoke qtest vmtest) ;;
+        smoke|qtest|vmtest) run+=("$s") ;;
+        *) echo "check.sh: unknown suite '$s' (all, smoke, qtest, vmtest)" >&2; exit 2 ;;
+    esac
+done
+for s in "${run[@]}"; do
+    "suite_$s"
+done
+
+[ $skipped -eq 0 ] || echo "($skipped skipped)" >&2
+record "$passed passed, $failed failed"
+[ $failed -eq 0 ]

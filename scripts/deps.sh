@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Install the Debian packages needed to build and test rdma-sim.
+# Usage (as root): scripts/deps.sh PACKAGE...   (normally via `make deps`)
+#
+# Idempotent:
+#  * adds a deb-src sources file (needed by `apt-get source qemu`) only if
+#    apt has no deb-src entry yet,
+#  * runs apt-get update,
+#  * installs the given packages plus linux-headers-<ABI>, where <ABI> is the
+#    kernel ABI that Debian's linux-image-amd64 currently points to.
+set -euo pipefail
+
+die() { echo "deps.sh: error: $*" >&2; exit 1; }
+log() { echo "deps.sh: $*"; }
+
+[ "$(id -u)" -eq 0 ] || die "must run as root (try: sudo make deps)"
+command -v apt-get >/dev/null || die "apt-get not found: only Debian 12 (bookworm) is supported"
+
+export DEBIAN_FRONTEND=noninteractive
+
+# --- 1. deb-src entry ------------------------------------------------------
+have_deb_src() {
+    local f
+    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+        [ -f "$f" ] && grep -Eq '^[[:space:]]*deb-src[[:space:]]' "$f" && return 0
+    done
+    for f in /etc/apt/sources.list.d/*.sources; do
+        [ -f "$f" ] && grep -Eiq '^Types:.*\bdeb-src\b' "$f" && return 0
+    done
+    return 1
+}
+
+if have_deb_src; then
+    log "deb-src entry already present"
+elif [ -f /etc/apt/sources.list.d/debian.sources ]; then
+    dst=/etc/apt/sources.list.d/rdma-sim-deb-src.sources
+    log "adding $dst"
+    sed -E 's/^Types:.*/Types: deb-src/I' /etc/apt/sources.list.d/debian.sources > "$dst.tmp"
+    mv "$dst.tmp" "$dst"
+elif [ -f /etc/apt/sources.list ] && grep -Eq '^[[:space:]]*deb[[:space:]]' /etc/apt/sources.list; then
+    dst=/etc/apt/sources.list.d/rdma-sim-deb-src.list
+    log "adding $dst"
+    sed -nE 's/^[[:space:]]*deb[[:space:]]/deb-src /p' /etc/apt/sources.list > "$dst.tmp"
+    mv "$dst.tmp" "$dst"
+else
+    die "found no Debian apt source to derive a deb-src entry from; add one by hand"
+fi
+
+# --- 2. update ---------------------------------------------------------------
+log "apt-get update"
+apt-get update -q
+
+# --- 3. kernel headers for the current Debian kernel ABI ----------------------
+abi=$(apt-cache depends linux-image-amd64 2>/dev/null |
+      sed -nE 's/^[[:space:]]*Depends:[[:space:]]*linux-image-([0-9][^[:space:]]*)$/\1/p' |
+      sed -E 's/-unsigned$//' | head -n1)
+[ -n "$abi" ] || die "could not find the Debian kernel ABI (apt-cache depends linux-image-amd64)"
+log "Debian kernel ABI: $abi"
+
+# --- 4. install ----------------------------------------------------------------
+pkgs=("$@" "linux-headers-$abi")
+log "installing: ${pkgs[*]}"
+apt-get install -y -q --no-install-recommends "${pkgs[@]}"
+log "done"

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# Prepare a QEMU 7.2 source tree for building rdma-sim.
+#
+#   scripts/qemu-tree.sh fetch BUILD_DIR QEMU_SRC
+#       `apt-get source qemu` into BUILD_DIR, once (QEMU_SRC is the directory
+#       it is expected to produce, e.g. BUILD_DIR/qemu-7.2+dfsg).
+#   scripts/qemu-tree.sh link QEMU_SRC REPO
+#       symlink our sources into the tree and add the hook lines to QEMU's
+#       Kconfig/meson files. Idempotent: files are only written when their
+#       content has to change, so a no-op run does not make meson reconfigure.
+set -euo pipefail
+
+die() { echo "qemu-tree.sh: error: $*" >&2; exit 1; }
+log() { echo "qemu-tree.sh: $*"; }
+
+# ---------------------------------------------------------------------------
+fetch() {
+    local build=$1 src=$2
+    if [ -f "$src/configure" ] && [ -f "$src/meson.build" ]; then
+        return 0
+    fi
+    [ ! -e "$src" ] || die "$src exists but is not a complete QEMU tree; remove it and re-run make"
+    command -v apt-get >/dev/null || die "apt-get not found (Debian 12 is required), or set QEMU_SRC=/path/to/qemu-7.2"
+    command -v dpkg-source >/dev/null || die "dpkg-source not found: run 'make deps' (as root) first"
+
+    local tmp="$build/.qemu-source.tmp"
+    rm -rf "$tmp"
+    mkdir -p "$tmp"
+    log "downloading QEMU source with 'apt-get source qemu' into $build"
+    if ! (cd "$tmp" && apt-get source -q qemu) > "$tmp/apt-get-source.log" 2>&1; then
+        cat "$tmp/apt-get-source.log" >&2
+        die "'apt-get source qemu' failed. Run 'make deps' (as root) first: it adds the deb-src entry and runs apt-get update. Or set QEMU_SRC=/path/to/qemu-7.2"
+    fi
+    local got
+    got=$(find "$tmp" -mindepth 1 -maxdepth 1 -type d -name 'qemu-*' | head -n1)
+    [ -n "$got" ] || die "'apt-get source qemu' did not produce a qemu-* directory (see $tmp/apt-get-source.log)"
+    if [ "$(basename "$got")" != "$(basename "$src")" ]; then
+        die "'apt-get source qemu' produced $(basename "$got"), expected $(basename "$src") (QEMU 7.2 from Debian 12). Set QEMU_SRC to a QEMU 7.2 tree"
+    fi
+    mkdir -p "$(dirname "$src")"
+    mv "$got" "$src"
+    mv "$tmp/apt-get-source.log" "$build/qemu-source.log"
+    rm -rf "$tmp"
+    log "QEMU source ready in $src"
+}
+
+# ---------------------------------------------------------------------------
+# symlink LINK TARGET: make LINK a symlink to TARGET, touching nothing if it
+# already is one.
+symlink() {
+    local link=$1 target=$2
+    if [ -L "$link" ]; then
+        [ "$(readlink "$link")" = "$target" ] && return 0
+        rm -f "$link"
+    elif [ -e "$link" ]; then
+        die "$link exists and is not a symlink; refusing to replace it (use a clean QEMU tree)"
+    fi
+    ln -s "$target" "$link"
+    log "linked $link -> $target"
+}
+
+# write_if_changed FILE: replace FILE with stdin only if the content differs.
+write_if_changed() {
+    local f=$1 tmp
+    tmp=$(mktemp "$f.XXXXXX")
+    cat > "$tmp"
+    if cmp -s "$tmp" "$f"; then
+        rm -f "$tmp"
+    else
+        chmod --reference="$f" "$tmp" 2>/dev/null || true
+        mv "$tmp" "$f"
+        log "updated $f"
+    fi
+}
+
+need_file() {
+    [ -f "$1" ] || die "$1 not found: ${QSRC} does not look like a QEMU 7.2 source tree"
+}
+
+link() {
+    QSRC=$1
+    local repo=$2
+    need_file "$QSRC/configure"
+    need_file "$QSRC/meson.build"
+    need_file "$QSRC/hw/Kconfig"
+    need_file "$QSRC/hw/meson.build"
+    need_file "$QSRC/tests/qtest/meson.build"
+    [ -d "$repo/hw/rdma-sim" ] || die "$repo/hw/rdma-sim is missing"
+    [ -d "$repo/include/rdma-sim" ] || die "$repo/include/rdma-sim is missing"
+
+    # --- sources -----------------------------------------------------------
+    symlink "$QSRC/hw/rdma-sim" "$repo/hw/rdma-sim"
+    symlink "$QSRC/include/hw/rdma-sim" "$repo/include/rdma-sim"
+    mkdir -p "$QSRC/configs/devices/x86_64-softmmu"
+    symlink "$QSRC/configs/devices/x86_64-softmmu/rdma-sim.mak" "$repo/configs/rdma-sim-x86_64.mak"
+
+    # qtests: every tests/qtest/*.c is one qtest program; *.h are shared
+    # headers. Drop links to files that no longer exist in the repo.
+    local f
+    for f in "$QSRC"/tests/qtest/*; do
+        if [ -L "$f" ] && [[ "$(readlink "$f")" == "$repo/tests/qtest/"* ]] && [ ! -e "$f" ]; then
+            rm -f "$f"
+            log "removed stale link $f"
+        fi
+    done
+    local qtests=()
+    shopt -s nullglob
+    for f in "$repo"/tests/qtest/*.c "$repo"/tests/qtest/*.h; do
+        symlink "$QSRC/tests/qtest/$(basename "$f")" "$f"
+    done
+    for f in "$repo"/tests/qtest/*.c; do
+        qtests+=("$(basename "$f" .c)")
+    done
+    shopt -u nullglob
+
+    # --- hooks -----------------------------------------------------------------
+    # hw/Kconfig
+    if ! grep -qxF 'source rdma-sim/Kconfig' "$QSRC/hw/Kconfig"; then
+        { cat "$QSRC/hw/Kconfig"; echo 'source rdma-sim/Kconfig'; } | write_if_changed "$QSRC/hw/Kconfig"
+    fi
+
+    # hw/meson.build
+    if ! grep -qxF "subdir('rdma-sim')" "$QSRC/hw/meson.build"; then
+        { cat "$QSRC/hw/meson.build"; echo "subdir('rdma-sim')"; } | write_if_changed "$QSRC/hw/meson.build"
+    fi
+
+    # top-level meson.build: trace_events_subdirs gets 'hw/rdma-sim' (next to
+    # 'hw/misc', inside the have_system block)
+    if ! grep -qF "'hw/rdma-sim'," "$QSRC/meson.build"; then
+        grep -qE "^    'hw/misc',$" "$QSRC/meson.build" ||
+            die "can't find the 'hw/misc' entry of trace_events_subdirs in $QSRC/meson.build (not QEMU 7.2?)"
+        sed -E "0,/^    'hw\/misc',$/s//    'hw\/misc',\n    'hw\/rdma-sim',/" "$QSRC/meson.build" |
+            write_if_changed "$QSRC/meson.build"
+    fi
+
+    # tests/qtest/meson.build: one marked line right after qtests_x86_64 is
+    # defined, listing our qtests; regenerated when the list changes.
+    local mb="$QSRC/tests/qtest/meson.build" marker='# rdma-sim qtests'
+    grep -qE '^qtests_x86_64 = ' "$mb" ||
+        die "can't find 'qtests_x86_64 = ' in $mb (not QEMU 7.2?)"
+    local line=""
+    if [ ${#qtests[@]} -gt 0 ]; then
+        line="qtests_x86_64 += ["
+        local t sep=""
+        for t in "${qtests[@]}"; do line+="$sep'$t'"; sep=", "; done
+        line+="]  $marker"
+    fi
+    awk -v line="$line" -v marker="$marker" '
+        index($0, marker) { next }
+        { print }
+        /^qtests_x86_64 = / && !done { if (line != "") print line; done = 1 }
+    ' "$mb" | write_if_changed "$mb"
+}
+
+# ---------------------------------------------------------------------------
+case "${1:-}" in
+    fetch) [ $# -eq 3 ] || die "usage: $0 fetch BUILD_DIR QEMU_SRC"; fetch "$2" "$3" ;;
+    link)  [ $# -eq 3 ] || die "usage: $0 link QEMU_SRC REPO"; link "$2" "$3" ;;
+    *) die "usage: $0 fetch BUILD_DIR QEMU_SRC | link QEMU_SRC REPO" ;;
+esac
