@@ -12,7 +12,7 @@ DEPS_PACKAGES := \
 	cpio busybox-static kmod zstd xz-utils \
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev \
 	perftest rdmacm-utils iproute2 python3-pyverbs \
-	iputils-ping ethtool
+	iputils-ping ethtool tmux
 
 # QEMU device set: "rdma-sim" = only what we need (configs/rdma-sim-x86_64.mak),
 # "default" = all of QEMU's default x86_64 devices (slower to build).
@@ -70,7 +70,7 @@ VMTEST_PREREQS ?=
 export RDMA_SIM_ROOT  := $(REPO)
 export QEMU_BINARY    := $(QEMU_BIN)
 
-.PHONY: all deps qemu qemu-locked qemu-source qemu-tree qemu-configure qtest vmtest smoke check clean distclean help
+.PHONY: all demo bench deps qemu qemu-locked qemu-source qemu-tree qemu-configure qtest vmtest smoke check clean distclean help
 
 all: qemu
 
@@ -82,6 +82,21 @@ qemu:
 
 deps:
 	$(REPO)/scripts/deps.sh $(DEPS_PACKAGES)
+
+# The main job in one command: two VMs with rdma-sim on a host UDP link run
+# ibv_rc_pingpong and ib_write_bw.  Installs missing packages (as root) and
+# builds what is missing first.
+demo:
+	@$(REPO)/scripts/deps.sh --if-missing $(DEPS_PACKAGES)
+	@$(MAKE) --no-print-directory qemu
+	$(REPO)/scripts/demo.sh
+
+# rdma-sim against Linux Soft-RoCE in identical TCG guest pairs; the table
+# goes to build/bench/bench-latest.md.
+bench:
+	@$(REPO)/scripts/deps.sh --if-missing $(DEPS_PACKAGES)
+	@$(MAKE) --no-print-directory qemu
+	$(REPO)/scripts/bench.sh
 
 qemu-source:
 ifneq ($(QEMU_FETCH),)
@@ -122,6 +137,8 @@ distclean:
 help:
 	@echo "make deps       install Debian build/test dependencies (root; idempotent)"
 	@echo "make            build $(QEMU_BIN:$(REPO)/%=%)"
+	@echo "make demo       two VMs with rdma-sim: ibv_rc_pingpong and ib_write_bw"
+	@echo "make bench      rdma-sim vs Soft-RoCE in TCG guest pairs (table in build/bench/)"
 	@echo "make check      run all test suites (smoke, qtest, vmtest)"
 	@echo "make smoke|qtest|vmtest   run one suite"
 	@echo "make clean      remove build/qemu-build and build/logs"

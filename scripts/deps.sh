@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Install the Debian packages needed to build and test rdma-sim.
-# Usage (as root): scripts/deps.sh PACKAGE...   (normally via `make deps`)
+# Usage (as root): scripts/deps.sh [--if-missing] PACKAGE...   (normally via
+# `make deps`; `make demo` and `make bench` pass --if-missing, which does
+# nothing when every package is installed already)
 #
 # Idempotent:
 #  * adds a deb-src sources file (needed by `apt-get source qemu`) only if
@@ -13,6 +15,16 @@ set -euo pipefail
 die() { echo "deps.sh: error: $*" >&2; exit 1; }
 log() { echo "deps.sh: $*"; }
 
+if [ "${1:-}" = --if-missing ]; then
+    shift
+    missing=0
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || { missing=1; break; }
+    done
+    if [ $missing = 0 ] && ls /lib/modules/*/build >/dev/null 2>&1; then
+        exit 0
+    fi
+fi
 [ "$(id -u)" -eq 0 ] || die "must run as root (try: sudo make deps)"
 command -v apt-get >/dev/null || die "apt-get not found: only Debian 12 (bookworm) is supported"
 
