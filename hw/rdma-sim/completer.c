@@ -312,10 +312,12 @@ static void rsim_comp_read_resp(RdmaSimState *s, RsimQp *qp,
         rsim_comp_fail(s, qp, w, RSIM_WC_BAD_RESP_ERR);
         return;
     }
-    first = w->rcvd_pkts == 0;
-    last = w->rcvd_pkts == w->npkts - 1;
+    /* each request of the READ has its own first and last response */
+    first = w->rcvd_pkts % rsim_read_chunk(x) == 0;
+    last = w->rcvd_pkts == w->npkts - 1 ||
+           (w->rcvd_pkts + 1) % rsim_read_chunk(x) == 0;
     off = w->rcvd_pkts * x->mtu;
-    want = last ? w->length - off : x->mtu;
+    want = w->rcvd_pkts == w->npkts - 1 ? w->length - off : x->mtu;
     if (first != !!(pkt->flags & ROCE_F_FIRST) ||
         last != !!(pkt->flags & ROCE_F_LAST) || pkt->paylen != want ||
         ((pkt->flags & ROCE_F_AETH) &&
@@ -336,7 +338,6 @@ static void rsim_comp_read_resp(RdmaSimState *s, RsimQp *qp,
     }
     rsim_comp_advance(s, qp, roce_psn_add(pkt->psn, 1));
     rsim_comp_run(s, qp);
-    rsim_retry_timer_update(s, qp);
 }
 
 static void rsim_comp_atomic_ack(RdmaSimState *s, RsimQp *qp,
@@ -369,7 +370,6 @@ static void rsim_comp_atomic_ack(RdmaSimState *s, RsimQp *qp,
     w->done = true;
     rsim_comp_advance(s, qp, roce_psn_add(pkt->psn, 1));
     rsim_comp_run(s, qp);
-    rsim_retry_timer_update(s, qp);
 }
 
 static void rsim_comp_rnr(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
@@ -456,7 +456,6 @@ void rsim_comp_rx(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
         case ROCE_AETH_ACK:
             rsim_comp_advance(s, qp, roce_psn_add(pkt->psn, 1));
             rsim_comp_run(s, qp);
-            rsim_retry_timer_update(s, qp);
             break;
         case ROCE_AETH_RNR_NAK:
             rsim_comp_rnr(s, qp, pkt);
@@ -474,6 +473,13 @@ void rsim_comp_rx(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
     default:
         rsim_comp_read_resp(s, qp, pkt);
         break;
+    }
+    /*
+     * Whatever happened, unacknowledged PSNs need the timer: a resent
+     * packet can be lost again.
+     */
+    if (qp->state != RSIM_QPS_ERR) {
+        rsim_retry_timer_update(s, qp);
     }
 }
 

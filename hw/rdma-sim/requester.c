@@ -307,20 +307,39 @@ static bool rsim_req_send_packet(RdmaSimState *s, RsimQp *qp, RsimWqe *w)
     return true;
 }
 
-/* Send the READ request for the packets not yet received. */
+/*
+ * A READ is asked for in requests of at most one window of response
+ * packets, so the responder never sends more than the window at once: a
+ * larger burst would overflow the receiving host's socket buffer.  The
+ * responder handles each request as a READ of its own.
+ */
+uint32_t rsim_read_chunk(const RsimXport *x)
+{
+    return x->window;
+}
+
+/* Packets of the next READ request of w (from w->next_pkt). */
+static uint32_t rsim_req_read_pkts(const RsimXport *x, const RsimWqe *w)
+{
+    return MIN(w->npkts - w->next_pkt, rsim_read_chunk(x));
+}
+
+/* Send the READ request for the next chunk of a READ WQE. */
 static void rsim_req_send_read(RdmaSimState *s, RsimQp *qp, RsimWqe *w)
 {
     RsimXport *x = qp->x;
     RoceFrame frame, *f = &frame;
     uint32_t off = w->next_pkt * x->mtu;
+    uint32_t pkts = rsim_req_read_pkts(x, w);
+    uint32_t len = MIN((uint64_t)pkts * x->mtu, w->length - off);
 
     x->pkts_since_ackreq = 0;
     roce_frame_start(f, &x->path, ROCE_RC_READ_REQUEST, false, true,
                      qp->dest_qpn, roce_psn_add(w->first_psn, w->next_pkt));
-    roce_put_reth(f, w->remote_addr + off, w->rkey, w->length - off);
+    roce_put_reth(f, w->remote_addr + off, w->rkey, len);
     roce_frame_finish(f, 0);
     rsim_xmit(s, f);
-    w->next_pkt = w->npkts;
+    w->next_pkt += pkts;
 }
 
 static void rsim_req_send_atomic(RdmaSimState *s, RsimQp *qp, RsimWqe *w)
@@ -513,7 +532,10 @@ bool rsim_req_run(RdmaSimState *s, RsimQp *qp)
             rsim_comp_run(s, qp);
             continue;
         }
-        if (roce_psn_cmp(roce_psn_add(w->first_psn, w->next_pkt),
+        /* a READ request only when all its responses fit the window */
+        if (roce_psn_cmp(roce_psn_add(w->first_psn, w->next_pkt +
+                                      (w->opcode == RSIM_WR_RDMA_READ ?
+                                       rsim_req_read_pkts(x, w) - 1 : 0)),
                          x->comp_psn) >= x->window) {
             break;
         }
@@ -562,9 +584,23 @@ void rsim_req_restart(RdmaSimState *s, RsimQp *qp, uint32_t psn)
             }
             found = true;
             x->req_idx = idx;
-            w->next_pkt = w->opcode == RSIM_WR_RDMA_READ ? w->rcvd_pkts : d;
+            w->next_pkt = d;
         } else {
-            w->next_pkt = w->opcode == RSIM_WR_RDMA_READ ? w->rcvd_pkts : 0;
+            w->next_pkt = 0;
+        }
+        if (w->opcode == RSIM_WR_RDMA_READ) {
+            /*
+             * Ask again from the start of the request the first missing
+             * response belongs to: the responder answers a duplicate
+             * request from its first packet on.
+             */
+            w->rcvd_pkts -= w->rcvd_pkts % rsim_read_chunk(x);
+            w->next_pkt = w->rcvd_pkts;
+            /* those responses are expected again */
+            if (roce_psn_cmp(roce_psn_add(w->first_psn, w->rcvd_pkts),
+                             x->comp_psn) < 0) {
+                x->comp_psn = roce_psn_add(w->first_psn, w->rcvd_pkts);
+            }
         }
     }
     if (found) {

@@ -186,6 +186,7 @@ bool rsim_transport_rx(RdmaSimState *s, const uint8_t *frame, size_t len);
 
 /* requester.c */
 bool rsim_req_run(RdmaSimState *s, RsimQp *qp);
+uint32_t rsim_read_chunk(const RsimXport *x);
 enum rsim_status rsim_wqe_gather(RdmaSimState *s, RsimQp *qp,
                                  const RsimWqe *w, uint32_t off,
                                  uint8_t *buf, uint32_t n);

@@ -779,8 +779,11 @@ static void test_loopback_loss(void)
 {
     Pair p;
 
-    pair_start(&p, ",fault-drop=20000,fault-reorder=20000,fault-seed=7",
-               RSIM_MTU_1024, ACCESS_ALL, 7);
+    g_autofree char *props =
+        g_strdup_printf(",fault-drop=20000,fault-reorder=20000,"
+                        "fault-seed=%s", getenv("RSIM_QTEST_SEED") ?: "7");
+
+    pair_start(&p, props, RSIM_MTU_1024, ACCESS_ALL, 7);
     run_all_ops(&p);
     g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_FAULT_DROP), >, 0);
     g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_FAULT_REORDER), >, 0);
@@ -793,8 +796,11 @@ static void test_loopback_dup_corrupt(void)
 {
     Pair p;
 
-    pair_start(&p, ",fault-dup=50000,fault-corrupt=20000,fault-seed=3",
-               RSIM_MTU_1024, ACCESS_ALL, 7);
+    g_autofree char *props =
+        g_strdup_printf(",fault-dup=50000,fault-corrupt=20000,"
+                        "fault-seed=%s", getenv("RSIM_QTEST_SEED") ?: "3");
+
+    pair_start(&p, props, RSIM_MTU_1024, ACCESS_ALL, 7);
     run_all_ops(&p);
     g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_FAULT_DUP), >, 0);
     g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_DUP_REQ), >, 0);
