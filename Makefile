@@ -12,7 +12,7 @@ DEPS_PACKAGES := \
 	cpio busybox-static kmod zstd xz-utils \
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev \
 	perftest rdmacm-utils iproute2 python3-pyverbs \
-	iputils-ping ethtool tmux
+	iputils-ping ethtool tmux iperf3
 
 # QEMU device set: "rdma-sim" = only what we need (configs/rdma-sim-x86_64.mak),
 # "default" = all of QEMU's default x86_64 devices (slower to build).

@@ -1,10 +1,13 @@
 #!/bin/bash
 # make bench: rdma-sim against Linux Soft-RoCE, in identical pairs of TCG
-# guests on a host UDP link, in the same run.  Prints a table with the
-# ratios and writes it to build/bench/bench-DATE.md (and bench-latest.md).
+# guests on a host UDP link, in the same run: once with the default Ethernet
+# MTU (1500, RoCE path MTU 1024) and once with jumbo frames (9000, path MTU
+# 4096).  Also measures what the host's UDP stack carries over loopback (the
+# ceiling for any VM-to-VM link here).  Prints a table with the ratios and
+# writes it to build/bench/bench-DATE.md (and bench-latest.md).
 #
 # Settings: BENCH_ITERS (bandwidth iterations, default 2000), LAT_ITERS
-# (default 2000), BENCH_MTU (path MTU for both stacks, default: each port's).
+# (default 2000), BENCH_MTUS (default "1500 9000").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . tests/vm/test-lib.sh
@@ -12,6 +15,7 @@ vmtest_init bench
 
 iters=${BENCH_ITERS:-2000}
 lat=${LAT_ITERS:-2000}
+mtus=${BENCH_MTUS:-1500 9000}
 cmds="ib_write_bw -s 65536 -n $iters
 ib_write_bw -s 1048576 -n $((iters / 8))
 ib_send_bw -s 65536 -n $iters
@@ -20,58 +24,78 @@ ib_write_lat -s 2 -n $lat
 ib_send_lat -s 2 -n $lat"
 names=("ib_write_bw 64 KiB" "ib_write_bw 1 MiB" "ib_send_bw 64 KiB"
     "ib_read_bw 64 KiB" "ib_write_lat 2 B" "ib_send_lat 2 B")
-units=(MB/s MB/s MB/s MB/s us us)
+ntests=${#names[@]}
 
-# result STACK INDEX: the figure perftest's client printed (BW average or
-# typical latency)
+# The figure perftest's client printed: BW average (MB/s), or the typical
+# and average latency (us).
 declare -A res
 collect() {
-    local stack=$1 dir=$2 i f line
-    for i in 1 2 3 4 5 6; do
-        f=$dir/out-$i.txt
-        line=$(grep -A1 -E '^ *#bytes' "$f" 2>/dev/null | tail -n1 || true)
-        if ((i <= 4)); then
-            res[$stack,$i]=$(awk '{print $4}' <<<"$line")
+    local key=$1 dir=$2 i line
+    for ((i = 1; i <= ntests; i++)); do
+        line=$(grep -A1 -E '^ *#bytes' "$dir/out-$i.txt" 2>/dev/null | tail -n1 || true)
+        if [[ ${names[i - 1]} == *_bw* ]]; then
+            res[$key,$i]=$(awk '{print $4}' <<<"$line")
         else
-            res[$stack,$i]=$(awk '{print $5}' <<<"$line")
-            res[$stack,avg$i]=$(awk '{print $6}' <<<"$line")
+            res[$key,$i]=$(awk '{print $5}' <<<"$line")
+            res[$key,avg$i]=$(awk '{print $6}' <<<"$line")
         fi
     done
 }
 
-for stack in rxe rsim; do
-    echo "bench: $stack pair ..."
-    start=$SECONDS
-    vmtest_pair "$stack" "$stack" -t 1200 -s tests/vm/in-guest/perftest-pair.sh \
-        -e PERF_CMDS="$cmds"
-    ((VMTEST_RC == 0)) || vmtest_fail "the $stack pair failed (logs: $VMTEST_RUN)"
-    collect "$stack" "${VMTEST_RESULTS[1]}"
-    res[$stack,wall]=$((SECONDS - start))
+for mtu in $mtus; do
+    for stack in rxe rsim; do
+        echo "bench: $stack pair, Ethernet MTU $mtu ..."
+        start=$SECONDS
+        vmtest_pair "$stack" "$stack" -t 1200 -s tests/vm/in-guest/perftest-pair.sh \
+            -e RSIM_ETH_MTU="$mtu" -e PERF_CMDS="$cmds"
+        ((VMTEST_RC == 0)) || vmtest_fail "the $stack pair (MTU $mtu) failed (logs: $VMTEST_RUN)"
+        collect "$stack$mtu" "${VMTEST_RESULTS[1]}"
+        res[$stack$mtu,pmtu]=$(sed -n 's/^ *Mtu *: *\([0-9]*\).*/\1/p' "${VMTEST_RESULTS[1]}/out-1.txt" | head -n1)
+        res[$stack$mtu,wall]=$((SECONDS - start))
+        rm -rf "$(dirname "$VMTEST_RUN")"
+    done
 done
+
+# The host's own UDP over loopback, 4200-byte datagrams, one stream.
+udp=?
+if command -v iperf3 >/dev/null; then
+    port=$((20000 + RANDOM % 20000))
+    iperf3 -s -1 -p "$port" >/dev/null 2>&1 &
+    sleep 0.5
+    udp=$(iperf3 -c 127.0.0.1 -p "$port" -u -b 0 -l 4200 -t 5 -f m 2>/dev/null |
+          awk '/receiver/ { for (i = 1; i <= NF; i++) if ($i == "Mbits/sec") print int($(i - 1) / 8) }')
+    wait || true
+fi
 
 mkdir -p build/bench
 out=build/bench/bench-$(date +%Y%m%d-%H%M%S).md
 {
     echo "# rdma-sim vs Soft-RoCE ($(date -u '+%Y-%m-%d %H:%M UTC'))"
     echo
-    echo "Two TCG guests per stack ($(nproc) host cores), Debian $(tests/vm/vm abi) kernel,"
-    echo "host UDP link (-netdev socket,udp=); perftest client side; each stack's default path MTU."
+    echo "Pairs of TCG guests (1 vCPU, 1 GiB each) on $(nproc) host cores, Debian $(tests/vm/vm abi)"
+    echo "kernel, host UDP link (-netdev socket,udp=), stock perftest; figures from the client."
+    echo "Soft-RoCE = rdma_rxe over virtio-net in the guest; rdma-sim = this device and driver."
     echo
-    echo "| test | Soft-RoCE | rdma-sim | ratio |"
-    echo "|---|---|---|---|"
-    for i in 1 2 3 4 5 6; do
-        a=${res[rxe,$i]:-?} b=${res[rsim,$i]:-?}
-        if ((i <= 4)); then
-            ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0) printf "%.1fx faster", b / a; else print "?" }')
-            echo "| ${names[i - 1]} | $a ${units[i - 1]} | $b ${units[i - 1]} | $ratio |"
-        else
-            ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0) printf "%.2f of it", b / a; else print "?" }')
-            echo "| ${names[i - 1]} (typical; avg) | $a; ${res[rxe,avg$i]:-?} us | $b; ${res[rsim,avg$i]:-?} us | $ratio |"
-        fi
+    for mtu in $mtus; do
+        echo "## Ethernet MTU $mtu (RoCE path MTU: Soft-RoCE ${res[rxe$mtu,pmtu]:-?}, rdma-sim ${res[rsim$mtu,pmtu]:-?})"
+        echo
+        echo "| test | Soft-RoCE | rdma-sim | rdma-sim vs Soft-RoCE |"
+        echo "|---|---|---|---|"
+        for ((i = 1; i <= ntests; i++)); do
+            a=${res[rxe$mtu,$i]:-?} b=${res[rsim$mtu,$i]:-?}
+            if [[ ${names[i - 1]} == *_bw* ]]; then
+                ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0) printf "%.1fx the bandwidth", b / a; else print "?" }')
+                echo "| ${names[i - 1]} | $a MB/s | $b MB/s | $ratio |"
+            else
+                ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0) printf "%.2f of the latency", b / a; else print "?" }')
+                echo "| ${names[i - 1]}, typical (average) | $a ($(printf %s "${res[rxe$mtu,avg$i]:-?}")) us | $b ($(printf %s "${res[rsim$mtu,avg$i]:-?}")) us | $ratio |"
+            fi
+        done
+        echo
+        echo "Whole run (boot, setup, all tests, power off): Soft-RoCE ${res[rxe$mtu,wall]} s, rdma-sim ${res[rsim$mtu,wall]} s."
+        echo
     done
-    echo
-    echo "Whole run per stack (boot, setup, all tests, power off): Soft-RoCE ${res[rxe,wall]} s, rdma-sim ${res[rsim,wall]} s."
+    echo "Host UDP over loopback (iperf3, 4200-byte datagrams, one stream): $udp MB/s."
 } >"$out"
 cp "$out" build/bench/bench-latest.md
 cat "$out"
-rm -rf "$(dirname "$VMTEST_RUN")"

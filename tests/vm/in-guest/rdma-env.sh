@@ -5,6 +5,8 @@
 #                     index of the interface's IPv4 address, RoCE v2).
 #                     An interface of the rdma_sim driver has its own device;
 #                     on any other NIC a Soft-RoCE device (rxe0) is created.
+#                     RSIM_ETH_MTU (environment), if set, is the MTU given
+#                     to the interface first (9000 allows a 4096 path MTU).
 #   rdma_stack        prints "rsim" or "rxe"
 # shellcheck shell=bash
 
@@ -30,6 +32,10 @@ rdma_gid_index() {
 
 rdma_setup() {
     local ip=${RSIM_IP%/*} i
+    if [[ -n ${RSIM_ETH_MTU:-} ]]; then
+        ip link set dev "$RSIM_NETIF" mtu "$RSIM_ETH_MTU" ||
+            rsim_fail "cannot set the MTU of $RSIM_NETIF to $RSIM_ETH_MTU"
+    fi
     if [[ $(rdma_stack) == rsim ]]; then
         RDMA_DEV=$(ls "/sys/class/net/$RSIM_NETIF/device/infiniband/" 2>/dev/null | head -n1)
         [[ -n $RDMA_DEV ]] || rsim_fail "no RDMA device for $RSIM_NETIF (rdma_sim loaded?)"
