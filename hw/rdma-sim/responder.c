@@ -438,29 +438,63 @@ bool rsim_resp_run(RdmaSimState *s, RsimQp *qp, unsigned *budget)
                             x->ack_psn, NULL);
     }
 
-    while (x->rd_pending && *budget) {
-        RsimResource *res = &x->res[x->rd_cur];
+    while (x->rd_count && *budget) {
+        RsimResource *res = &x->res[x->rd_fifo[x->rd_head]];
 
         if (!res->pending || res->next_pkt >= res->npkts ||
             !rsim_resp_read_packet(s, qp, res)) {
             res->pending = false;
-            x->rd_cur = (x->rd_cur + 1) % x->nres;
-            x->rd_pending--;
+            x->rd_head = (x->rd_head + 1) % x->nres;
+            x->rd_count--;
             continue;
         }
         (*budget)--;
     }
-    return x->rd_pending != 0;
+    return x->rd_count != 0;
 }
 
-/* Queue a resource's responses from packet from on. */
+/*
+ * Queue a resource's responses from packet from on.  Resources are queued
+ * in the order of their requests, so responses leave in PSN order.
+ */
 static void rsim_resp_read_start(RdmaSimState *s, RsimQp *qp,
                                  RsimResource *res, uint32_t from)
 {
+    RsimXport *x = qp->x;
+
     res->pending = true;
     res->next_pkt = from;
-    qp->x->rd_pending++;
+    x->rd_fifo[(x->rd_head + x->rd_count) % x->nres] = res - x->res;
+    x->rd_count++;
     rsim_qp_schedule(s, qp);
+}
+
+/* Forget all responses still to be sent (the QP went to ERR). */
+static void rsim_resp_read_cancel(RsimXport *x)
+{
+    for (uint32_t i = 0; i < x->nres; i++) {
+        x->res[i].pending = false;
+    }
+    x->rd_head = 0;
+    x->rd_count = 0;
+}
+
+/*
+ * Forget the queued responses of requests after psn: the requester went
+ * back to psn and sends those requests again.
+ */
+static void rsim_resp_read_cancel_after(RsimXport *x, uint32_t psn)
+{
+    while (x->rd_count) {
+        uint32_t tail = (x->rd_head + x->rd_count - 1) % x->nres;
+        RsimResource *res = &x->res[x->rd_fifo[tail]];
+
+        if (roce_psn_cmp(res->first_psn, psn) <= 0) {
+            break;
+        }
+        res->pending = false;
+        x->rd_count--;
+    }
 }
 
 static RsimResource *rsim_resp_new_resource(RsimXport *x)
@@ -585,8 +619,12 @@ static void rsim_resp_duplicate(RdmaSimState *s, RsimQp *qp,
             } else if (res->pending) {
                 /* still sending: go back to the packet asked for */
                 res->next_pkt = MIN(res->next_pkt, (uint32_t)d);
-            } else if (!x->rd_pending) {
-                x->rd_cur = res - x->res;
+            } else {
+                /*
+                 * The requester went back to this READ and sends every
+                 * later request again: answer from here, in order.
+                 */
+                rsim_resp_read_cancel_after(x, res->first_psn);
                 rsim_resp_read_start(s, qp, res, d);
             }
             return;
@@ -704,22 +742,19 @@ void rsim_resp_error(RdmaSimState *s, RsimQp *qp)
         x->have_rwqe = false;
         x->ack_pending = false;
         x->msg = RSIM_RESP_IDLE;
-        for (uint32_t i = 0; i < x->nres; i++) {
-            x->res[i].pending = false;
-        }
-        x->rd_pending = 0;
+        rsim_resp_read_cancel(x);
     }
 }
 
 void rsim_resp_clear(RsimXport *x)
 {
     x->ack_pending = false;
-    x->rd_cur = 0;
-    x->rd_pending = 0;
     x->have_rwqe = false;
     x->msg = RSIM_RESP_IDLE;
     x->seq_nak_sent = false;
     x->comm_est = false;
     memset(x->res, 0, sizeof(*x->res) * x->nres);
     x->res_next = 0;
+    x->rd_head = 0;
+    x->rd_count = 0;
 }

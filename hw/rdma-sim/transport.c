@@ -244,6 +244,7 @@ static void rsim_xport_free(RdmaSimState *s, RsimQp *qp)
     g_free(x->slots);
     g_free(x->rwqe_sge);
     g_free(x->res);
+    g_free(x->rd_fifo);
     g_free(x);
     qp->x = NULL;
 }
@@ -262,6 +263,7 @@ static RsimXport *rsim_xport_new(RdmaSimState *s, RsimQp *qp)
                                       srq ? srq->max_sge : 0) + 1);
     x->nres = MAX(1, s->props.max_rd_atom);
     x->res = g_new0(RsimResource, x->nres);
+    x->rd_fifo = g_new0(uint32_t, x->nres);
     x->retry_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rsim_retry_timer_cb,
                                   qp);
     x->rnr_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rsim_rnr_timer_cb, qp);

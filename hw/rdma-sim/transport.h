@@ -144,8 +144,9 @@ typedef struct RsimXport {
     RsimResource *res;
     uint32_t nres;
     uint32_t res_next;          /* resource the next request gets */
-    uint32_t rd_cur;            /* oldest resource with responses to send */
-    uint32_t rd_pending;        /* resources with responses to send */
+    uint32_t *rd_fifo;          /* resources with responses to send */
+    uint32_t rd_head;
+    uint32_t rd_count;
 } RsimXport;
 
 static inline RsimWqe *rsim_slot(RsimXport *x, uint32_t sq_index)

@@ -791,6 +791,43 @@ static void test_loopback_loss(void)
     dev_stop(&p.d);
 }
 
+/*
+ * Many small READs in flight at once over a lossy link (what ib_read_bw
+ * does): every one completes, in order, with its data.
+ */
+static void test_loopback_read_burst(void)
+{
+    g_autofree char *props =
+        g_strdup_printf(",fault-drop=30000,fault-reorder=30000,"
+                        "fault-seed=%s", getenv("RSIM_QTEST_SEED") ?: "5");
+    Pair p;
+
+    pair_start(&p, props, RSIM_MTU_1024, ACCESS_ALL, 7);
+    for (int round = 0; round < 8; round++) {
+        for (int i = 0; i < 40; i++) {
+            Wr wr = {
+                .wr_id = round * 100 + i,
+                .opcode = RSIM_WR_RDMA_READ,
+                .remote_addr = p.mb.addr + 4096 + i,
+                .rkey = p.mb.rkey,
+                .nsge = 1,
+            };
+
+            qtest_writeb(p.d.qts, p.mb.addr + 4096 + i, round * 40 + i);
+            wr.sge[0] = sge_of(&p.ma, i, 1);
+            post_send(&p.d, &p.a, &wr);
+        }
+        for (int i = 0; i < 40; i++) {
+            expect_cqe(&p.d, &p.a.scq, round * 100 + i, RSIM_WC_SUCCESS,
+                       RSIM_WC_RDMA_READ, 1, p.a.qpn);
+            g_assert_cmpuint(qtest_readb(p.d.qts, p.ma.addr + i), ==,
+                             (uint8_t)(round * 40 + i));
+        }
+    }
+    g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_FAULT_DROP), >, 0);
+    dev_stop(&p.d);
+}
+
 /* Duplicates and corruption: detected, never executed twice. */
 static void test_loopback_dup_corrupt(void)
 {
@@ -1564,6 +1601,8 @@ int main(int argc, char **argv)
     qtest_add_func("/rdma-sim/transport/small-window",
                    test_loopback_small_window);
     qtest_add_func("/rdma-sim/transport/loss-reorder", test_loopback_loss);
+    qtest_add_func("/rdma-sim/transport/read-burst-lossy",
+                   test_loopback_read_burst);
     qtest_add_func("/rdma-sim/transport/dup-corrupt",
                    test_loopback_dup_corrupt);
     qtest_add_func("/rdma-sim/transport/rkey-violation", test_rkey_violation);
