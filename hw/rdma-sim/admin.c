@@ -66,6 +66,26 @@ static enum rsim_status rsim_check_handle_cmd(RsimCmd *c)
     return RSIM_STS_OK;
 }
 
+/*
+ * What every destroy checks: reserved fields, that the object exists and
+ * that nothing uses it any more.
+ */
+static enum rsim_status rsim_check_destroy(RsimCmd *c, bool exists,
+                                           uint32_t refs, const char *missing,
+                                           const char *in_use)
+{
+    if (rsim_check_handle_cmd(c)) {
+        return RSIM_STS_RESERVED;
+    }
+    if (!exists) {
+        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, missing);
+    }
+    if (refs) {
+        RSIM_REFUSE(c, RSIM_STS_BUSY, in_use);
+    }
+    return RSIM_STS_OK;
+}
+
 static bool rsim_pd_valid(RdmaSimState *s, uint32_t pdn)
 {
     return pdn < s->props.max_pd && s->pds[pdn].valid;
@@ -233,15 +253,12 @@ static enum rsim_status rsim_cmd_create_eq(RdmaSimState *s, RsimCmd *c)
 static enum rsim_status rsim_cmd_destroy_eq(RdmaSimState *s, RsimCmd *c)
 {
     RsimEq *eq = rsim_eq_lookup(s, rsim_cmd_handle(c));
+    enum rsim_status st;
 
-    if (rsim_check_handle_cmd(c)) {
-        return RSIM_STS_RESERVED;
-    }
-    if (!eq) {
-        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such EQ");
-    }
-    if (eq->refs) {
-        RSIM_REFUSE(c, RSIM_STS_BUSY, "CQs or Ethernet rings use the EQ");
+    st = rsim_check_destroy(c, eq, eq ? eq->refs : 0, "no such EQ",
+                            "CQs or Ethernet rings use the EQ");
+    if (st != RSIM_STS_OK) {
+        return st;
     }
     rsim_eq_reset(s, eq);
     return RSIM_STS_OK;
@@ -330,15 +347,13 @@ static enum rsim_status rsim_cmd_alloc_pd(RdmaSimState *s, RsimCmd *c)
 static enum rsim_status rsim_cmd_dealloc_pd(RdmaSimState *s, RsimCmd *c)
 {
     uint32_t pdn = rsim_cmd_handle(c);
+    bool valid = rsim_pd_valid(s, pdn);
+    enum rsim_status st;
 
-    if (rsim_check_handle_cmd(c)) {
-        return RSIM_STS_RESERVED;
-    }
-    if (!rsim_pd_valid(s, pdn)) {
-        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such PD");
-    }
-    if (s->pds[pdn].refs) {
-        RSIM_REFUSE(c, RSIM_STS_BUSY, "QPs, SRQs, MRs or AHs use the PD");
+    st = rsim_check_destroy(c, valid, valid ? s->pds[pdn].refs : 0,
+                            "no such PD", "QPs, SRQs, MRs or AHs use the PD");
+    if (st != RSIM_STS_OK) {
+        return st;
     }
     s->pds[pdn].valid = false;
     return RSIM_STS_OK;
@@ -430,15 +445,12 @@ static enum rsim_status rsim_cmd_resize_cq(RdmaSimState *s, RsimCmd *c)
 static enum rsim_status rsim_cmd_destroy_cq(RdmaSimState *s, RsimCmd *c)
 {
     RsimCq *cq = rsim_cq_lookup(s, rsim_cmd_handle(c));
+    enum rsim_status st;
 
-    if (rsim_check_handle_cmd(c)) {
-        return RSIM_STS_RESERVED;
-    }
-    if (!cq) {
-        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such CQ");
-    }
-    if (cq->refs) {
-        RSIM_REFUSE(c, RSIM_STS_BUSY, "QPs use the CQ");
+    st = rsim_check_destroy(c, cq, cq ? cq->refs : 0, "no such CQ",
+                            "QPs use the CQ");
+    if (st != RSIM_STS_OK) {
+        return st;
     }
     trace_rdma_sim_cq_destroy(cq->cqn);
     rsim_cq_destroy(s, cq);
@@ -792,15 +804,12 @@ static enum rsim_status rsim_cmd_query_srq(RdmaSimState *s, RsimCmd *c)
 static enum rsim_status rsim_cmd_destroy_srq(RdmaSimState *s, RsimCmd *c)
 {
     RsimSrq *srq = rsim_srq_lookup(s, rsim_cmd_handle(c));
+    enum rsim_status st;
 
-    if (rsim_check_handle_cmd(c)) {
-        return RSIM_STS_RESERVED;
-    }
-    if (!srq) {
-        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such SRQ");
-    }
-    if (srq->refs) {
-        RSIM_REFUSE(c, RSIM_STS_BUSY, "QPs use the SRQ");
+    st = rsim_check_destroy(c, srq, srq ? srq->refs : 0, "no such SRQ",
+                            "QPs use the SRQ");
+    if (st != RSIM_STS_OK) {
+        return st;
     }
     s->pds[srq->pdn].refs--;
     s->srqs[srq->srqn] = NULL;

@@ -252,6 +252,28 @@ static void rsim_resp_fatal(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt,
  * Requests
  */
 
+/*
+ * A message that consumes a receive WQE: have one (else RNR NAK), and for
+ * its last packet room for the completion (else no ACK: the requester
+ * sends the packet again).  Returns whether the packet may be executed.
+ */
+static bool rsim_resp_need_rwqe(RdmaSimState *s, RsimQp *qp,
+                                const RocePkt *pkt, bool completes)
+{
+    switch (rsim_resp_get_rwqe(s, qp)) {
+    case RSIM_RWQE_NONE:
+        s->stats[RSIM_STAT_RNR_NAK_SENT]++;
+        rsim_resp_nak(s, qp, ROCE_AETH_RNR_NAK | qp->min_rnr_timer,
+                      pkt->psn);
+        return false;
+    case RSIM_RWQE_BAD:
+        rsim_resp_fatal(s, qp, pkt, ROCE_NAK_REM_OP, RSIM_WC_LOC_QP_OP_ERR);
+        return false;
+    default:
+        return !completes || rsim_resp_cq_room(s, qp);
+    }
+}
+
 static void rsim_resp_send(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
 {
     RsimXport *x = qp->x;
@@ -259,20 +281,8 @@ static void rsim_resp_send(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
     uint32_t wc_flags = 0, ex = 0;
     uint8_t status;
 
-    switch (rsim_resp_get_rwqe(s, qp)) {
-    case RSIM_RWQE_NONE:
-        s->stats[RSIM_STAT_RNR_NAK_SENT]++;
-        rsim_resp_nak(s, qp, ROCE_AETH_RNR_NAK | qp->min_rnr_timer,
-                      pkt->psn);
+    if (!rsim_resp_need_rwqe(s, qp, pkt, last)) {
         return;
-    case RSIM_RWQE_BAD:
-        rsim_resp_fatal(s, qp, pkt, ROCE_NAK_REM_OP, RSIM_WC_LOC_QP_OP_ERR);
-        return;
-    default:
-        break;
-    }
-    if (last && !rsim_resp_cq_room(s, qp)) {
-        return;                 /* no ACK: the requester sends it again */
     }
     status = rsim_resp_place(s, qp, pkt->payload, pkt->paylen);
     if (status != RSIM_WC_SUCCESS) {
@@ -338,20 +348,7 @@ static void rsim_resp_write(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
     }
     if (last && (pkt->flags & ROCE_F_IMMDT)) {
         /* the immediate needs a receive WQE before anything is written */
-        switch (rsim_resp_get_rwqe(s, qp)) {
-        case RSIM_RWQE_NONE:
-            s->stats[RSIM_STAT_RNR_NAK_SENT]++;
-            rsim_resp_nak(s, qp, ROCE_AETH_RNR_NAK | qp->min_rnr_timer,
-                          pkt->psn);
-            return;
-        case RSIM_RWQE_BAD:
-            rsim_resp_fatal(s, qp, pkt, ROCE_NAK_REM_OP,
-                            RSIM_WC_LOC_QP_OP_ERR);
-            return;
-        default:
-            break;
-        }
-        if (!rsim_resp_cq_room(s, qp)) {
+        if (!rsim_resp_need_rwqe(s, qp, pkt, true)) {
             return;
         }
     }
