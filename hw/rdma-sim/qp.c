@@ -513,6 +513,8 @@ uint32_t rsim_wc_opcode(uint32_t wr_opcode)
         return RSIM_WC_RDMA_WRITE;
     case RSIM_WR_RDMA_READ:
         return RSIM_WC_RDMA_READ;
+    case RSIM_WR_ATOMIC_WRITE:
+        return RSIM_WC_ATOMIC_WRITE;
     case RSIM_WR_ATOMIC_CMP_AND_SWP:
         return RSIM_WC_COMP_SWAP;
     case RSIM_WR_ATOMIC_FETCH_AND_ADD:

@@ -22,7 +22,8 @@ static bool rsim_wr_is_send(uint32_t op)
 
 static bool rsim_wr_is_write(uint32_t op)
 {
-    return op == RSIM_WR_RDMA_WRITE || op == RSIM_WR_RDMA_WRITE_WITH_IMM;
+    return op == RSIM_WR_RDMA_WRITE || op == RSIM_WR_RDMA_WRITE_WITH_IMM ||
+           op == RSIM_WR_ATOMIC_WRITE;
 }
 
 static bool rsim_wr_is_atomic(uint32_t op)
@@ -116,6 +117,10 @@ static void rsim_req_fetch(RdmaSimState *s, RsimQp *qp, uint32_t idx,
     if ((w->flags & RSIM_SEND_INLINE) &&
         (rsim_wr_is_send(w->opcode) || rsim_wr_is_write(w->opcode))) {
         w->length = le32_to_cpu(hdr.dma.length);
+        if (w->opcode == RSIM_WR_ATOMIC_WRITE && w->length != 8) {
+            w->status = RSIM_WC_LOC_LEN_ERR;
+            goto bad;
+        }
         if (w->length > qp->max_inline || w->length > avail) {
             rsim_guest_error(s, "sq", "QP %u: inline length %u above %u",
                              qp->qpn, w->length, qp->max_inline);
@@ -176,7 +181,8 @@ static void rsim_req_fetch(RdmaSimState *s, RsimQp *qp, uint32_t idx,
         goto bad;
     }
     w->length = total;
-    if (rsim_wr_is_atomic(w->opcode) && w->length < 8) {
+    if ((rsim_wr_is_atomic(w->opcode) && w->length < 8) ||
+        (w->opcode == RSIM_WR_ATOMIC_WRITE && w->length != 8)) {
         w->status = RSIM_WC_LOC_LEN_ERR;
         goto bad;
     }
@@ -228,6 +234,8 @@ static uint8_t rsim_send_opcode(const RsimWqe *w, bool first, bool last)
 
     if (first && last) {
         switch (w->opcode) {
+        case RSIM_WR_ATOMIC_WRITE:
+            return ROCE_RC_ATOMIC_WRITE;
         case RSIM_WR_SEND_WITH_IMM:
             return ROCE_RC_SEND_ONLY_IMM;
         case RSIM_WR_SEND_WITH_INV:

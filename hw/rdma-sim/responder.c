@@ -342,7 +342,9 @@ static void rsim_resp_write(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
         x->write_resid = pkt->dma_len;
     }
     if (pkt->paylen > x->write_resid ||
-        (last && pkt->paylen != x->write_resid)) {
+        (last && pkt->paylen != x->write_resid) ||
+        (pkt->opcode == ROCE_RC_ATOMIC_WRITE &&
+         (pkt->dma_len != 8 || (pkt->va & 7)))) {
         rsim_resp_fatal(s, qp, pkt, ROCE_NAK_INVALID_REQ, 0);
         return;
     }

@@ -57,6 +57,8 @@ static const uint16_t roce_rc_flags[0x20] = {
        ROCE_F_SEND),
     OP(SEND_ONLY_INV, ROCE_F_IETH | ROCE_F_PAYLOAD | ROCE_F_FIRST |
        ROCE_F_LAST | ROCE_F_SEND),
+    OP(ATOMIC_WRITE, ROCE_F_RETH | ROCE_F_PAYLOAD | ROCE_F_FIRST |
+       ROCE_F_LAST | ROCE_F_WRITE),
 };
 
 #undef OP

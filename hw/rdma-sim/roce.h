@@ -61,6 +61,7 @@ enum roce_opcode {
     ROCE_RC_FETCH_ADD = 0x14,
     ROCE_RC_SEND_LAST_INV = 0x16,
     ROCE_RC_SEND_ONLY_INV = 0x17,
+    ROCE_RC_ATOMIC_WRITE = 0x1d,
     ROCE_UC_BASE = 0x20,
     ROCE_UD_SEND_ONLY = 0x64,
     ROCE_UD_SEND_ONLY_IMM = 0x65,
@@ -90,6 +91,7 @@ enum {
     ROCE_F_RESP = 1 << 14,      /* READ response, ACK, ATOMIC ACK */
     ROCE_F_VALID = 1 << 15,
 };
+/* ATOMIC_WRITE is a WRITE_ONLY of exactly 8 aligned bytes */
 
 /* AETH syndromes */
 #define ROCE_AETH_ACK           0x00

@@ -852,6 +852,7 @@ enum rsim_wr_opcode {
     RSIM_WR_ATOMIC_FETCH_AND_ADD = 6,
     RSIM_WR_LOCAL_INV = 7,
     RSIM_WR_SEND_WITH_INV = 9,
+    RSIM_WR_ATOMIC_WRITE = 15,        /* 8 bytes, written atomically */
     RSIM_WR_REG_MR = 0x20,
 };
 
@@ -995,6 +996,7 @@ enum rsim_wc_opcode {
     RSIM_WC_FETCH_ADD = 4,
     RSIM_WC_LOCAL_INV = 6,
     RSIM_WC_REG_MR = 8,
+    RSIM_WC_ATOMIC_WRITE = 9,
     RSIM_WC_RECV = 128,
     RSIM_WC_RECV_RDMA_WITH_IMM = 129,
 };

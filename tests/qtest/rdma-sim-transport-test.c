@@ -669,6 +669,13 @@ static void do_atomics(Pair *p)
         .swap = 0x5555666677778888ull,
         .nsge = 1,
     };
+    Wr awr = {
+        .wr_id = 0x6003,
+        .opcode = RSIM_WR_ATOMIC_WRITE,
+        .remote_addr = p->mb.addr + 72,
+        .rkey = p->mb.rkey,
+        .nsge = 1,
+    };
     Wr fadd = {
         .wr_id = 0x6002,
         .opcode = RSIM_WR_ATOMIC_FETCH_AND_ADD,
@@ -708,6 +715,15 @@ static void do_atomics(Pair *p)
     /* exactly five additions, even with duplicated or lost packets */
     g_assert_cmphex(qtest_readq(p->d.qts, p->mb.addr + 64), ==,
                     0x5555666677778888ull + 0x50);
+
+    /* ATOMIC_WRITE: 8 bytes written as one */
+    qtest_writeq(p->d.qts, p->ma.addr + 144, 0x0123456789abcdefull);
+    awr.sge[0] = sge_of(&p->ma, 144, 8);
+    post_send(&p->d, &p->a, &awr);
+    expect_cqe(&p->d, &p->a.scq, awr.wr_id, RSIM_WC_SUCCESS,
+               RSIM_WC_ATOMIC_WRITE, 8, p->a.qpn);
+    g_assert_cmphex(qtest_readq(p->d.qts, p->mb.addr + 72), ==,
+                    0x0123456789abcdefull);
 }
 
 /* Every operation at several sizes: the mix a run of perftest makes. */
