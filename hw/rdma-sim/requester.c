@@ -114,14 +114,16 @@ static void rsim_req_fetch(RdmaSimState *s, RsimQp *qp, uint32_t idx,
         w->ex = le32_to_cpu(hdr.ex);
     }
 
-    if ((w->flags & RSIM_SEND_INLINE) &&
-        (rsim_wr_is_send(w->opcode) || rsim_wr_is_write(w->opcode))) {
-        w->length = le32_to_cpu(hdr.dma.length);
-        if (w->opcode == RSIM_WR_ATOMIC_WRITE && w->length != 8) {
-            w->status = RSIM_WC_LOC_LEN_ERR;
-            goto bad;
-        }
-        if (w->length > qp->max_inline || w->length > avail) {
+    /*
+     * Inline data follows the header; so do the 8 bytes of an ATOMIC_WRITE
+     * (always: Soft-RoCE's provider puts them there, not in an SGE).
+     */
+    if (w->opcode == RSIM_WR_ATOMIC_WRITE ||
+        ((w->flags & RSIM_SEND_INLINE) &&
+         (rsim_wr_is_send(w->opcode) || rsim_wr_is_write(w->opcode)))) {
+        w->length = w->opcode == RSIM_WR_ATOMIC_WRITE ? 8 :
+                    le32_to_cpu(hdr.dma.length);
+        if (w->length > MAX(qp->max_inline, 8) || w->length > avail) {
             rsim_guest_error(s, "sq", "QP %u: inline length %u above %u",
                              qp->qpn, w->length, qp->max_inline);
             w->status = RSIM_WC_LOC_LEN_ERR;
@@ -181,8 +183,7 @@ static void rsim_req_fetch(RdmaSimState *s, RsimQp *qp, uint32_t idx,
         goto bad;
     }
     w->length = total;
-    if ((rsim_wr_is_atomic(w->opcode) && w->length < 8) ||
-        (w->opcode == RSIM_WR_ATOMIC_WRITE && w->length != 8)) {
+    if (rsim_wr_is_atomic(w->opcode) && w->length < 8) {
         w->status = RSIM_WC_LOC_LEN_ERR;
         goto bad;
     }

@@ -428,7 +428,9 @@ static void post_send(Dev *d, Qp *qp, const Wr *wr)
     }
     w.dma.num_sge = cpu_to_le32(wr->nsge);
     qtest_memwrite(d->qts, slot, &w, sizeof(w));
+    /* the SGEs, or the 8 bytes of an ATOMIC_WRITE (in sge[0].addr) */
     qtest_memwrite(d->qts, slot + sizeof(w), wr->sge,
+                   wr->opcode == RSIM_WR_ATOMIC_WRITE ? 8 :
                    wr->nsge * sizeof(wr->sge[0]));
     qp->sq.prod = (qp->sq.prod + 1) % qp->sq.depth;
     qtest_writel(d->qts, qp->sq.addr + RSIM_QUEUE_PROD_OFFSET, qp->sq.prod);
@@ -674,7 +676,8 @@ static void do_atomics(Pair *p)
         .opcode = RSIM_WR_ATOMIC_WRITE,
         .remote_addr = p->mb.addr + 72,
         .rkey = p->mb.rkey,
-        .nsge = 1,
+        .nsge = 0,
+        .sge[0].addr = cpu_to_le64(0x0123456789abcdefull),
     };
     Wr fadd = {
         .wr_id = 0x6002,
@@ -716,9 +719,7 @@ static void do_atomics(Pair *p)
     g_assert_cmphex(qtest_readq(p->d.qts, p->mb.addr + 64), ==,
                     0x5555666677778888ull + 0x50);
 
-    /* ATOMIC_WRITE: 8 bytes written as one */
-    qtest_writeq(p->d.qts, p->ma.addr + 144, 0x0123456789abcdefull);
-    awr.sge[0] = sge_of(&p->ma, 144, 8);
+    /* ATOMIC_WRITE: 8 bytes from the WQE, written as one */
     post_send(&p->d, &p->a, &awr);
     expect_cqe(&p->d, &p->a.scq, awr.wr_id, RSIM_WC_SUCCESS,
                RSIM_WC_ATOMIC_WRITE, 8, p->a.qpn);
