@@ -522,6 +522,7 @@ typedef struct Pair {
     Dev d;
     uint32_t pdn;
     uint32_t eqn;
+    uint64_t eq;                        /* the EQ's ring */
     Qp a;
     Qp b;
     Mr ma;
@@ -548,8 +549,9 @@ static void pair_start(Pair *p, const char *props, uint8_t path_mtu,
     g_assert_cmpuint(dev_cmd(&p->d, &g, NULL), ==, RSIM_STS_OK);
     cmd_init(&e, sizeof(e), RSIM_CMD_CREATE_EQ);
     e.vector = cpu_to_le32(1);
-    e.addr = cpu_to_le64(guest_alloc(&p->d.alloc,
-                                     EQ_DEPTH * RSIM_EQ_ENTRY_SIZE));
+    p->eq = guest_alloc(&p->d.alloc, EQ_DEPTH * RSIM_EQ_ENTRY_SIZE);
+    qtest_memset(p->d.qts, p->eq, 0, EQ_DEPTH * RSIM_EQ_ENTRY_SIZE);
+    e.addr = cpu_to_le64(p->eq);
     e.depth = cpu_to_le32(EQ_DEPTH);
     p->eqn = dev_create(&p->d, &e, NULL);
 
@@ -1027,6 +1029,123 @@ static void test_error_flush(void)
     post_send(&p.d, &p.a, &wr);
     expect_cqe(&p.d, &p.a.scq, wr.wr_id, RSIM_WC_WR_FLUSH_ERR, 0, 0,
                p.a.qpn);
+    dev_stop(&p.d);
+}
+
+/* Solicited-only arming: only a solicited message raises an event. */
+static void test_solicited_events(void)
+{
+    Pair p;
+    Wr wr = {
+        .wr_id = 0x9001,
+        .opcode = RSIM_WR_SEND,
+        .nsge = 1,
+    };
+    struct rsim_cqe cqe;
+    uint32_t v = 0, dw0;
+
+    pair_start(&p, NULL, RSIM_MTU_1024, ACCESS_ALL, 7);
+    v = FIELD_DP32(v, RSIM_EQ_DB, EQN, p.eqn);
+    v = FIELD_DP32(v, RSIM_EQ_DB, ARM, 1);
+    qpci_io_writel(p.d.pdev, p.d.bar0, A_RSIM_EQ_DB, v);
+    v = 0;
+    v = FIELD_DP32(v, RSIM_DB_CQ, CQN, p.b.rcqn);
+    v = FIELD_DP32(v, RSIM_DB_CQ, ARM, RSIM_CQ_ARM_SOLICITED);
+    qpci_io_writel(p.d.pdev, p.d.bar2, A_RSIM_DB_CQ, v);
+
+    /* not solicited: a completion, no event */
+    post_recv(&p.d, &p.b, 0x9101, p.mb.addr, 64, p.mb.lkey);
+    wr.sge[0] = sge_of(&p.ma, 0, 64);
+    post_send(&p.d, &p.a, &wr);
+    expect_cqe(&p.d, &p.a.scq, 0x9001, RSIM_WC_SUCCESS, RSIM_WC_SEND, 64,
+               p.a.qpn);
+    poll_cq(&p.d, &p.b.rcq, &cqe);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x9101);
+    g_assert_cmphex(qtest_readl(p.d.qts, p.eq), ==, 0);
+    g_assert_false(qpci_msix_pending(p.d.pdev, 1));
+
+    /* solicited: the event for the receive CQ, and the interrupt */
+    post_recv(&p.d, &p.b, 0x9102, p.mb.addr, 64, p.mb.lkey);
+    wr.wr_id = 0x9002;
+    wr.flags = RSIM_SEND_SOLICITED;
+    post_send(&p.d, &p.a, &wr);
+    expect_cqe(&p.d, &p.a.scq, 0x9002, RSIM_WC_SUCCESS, RSIM_WC_SEND, 64,
+               p.a.qpn);
+    poll_cq(&p.d, &p.b.rcq, &cqe);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x9102);
+    dw0 = qtest_readl(p.d.qts, p.eq);
+    g_assert_cmpuint(FIELD_EX32(dw0, RSIM_EQE_HDR, PHASE), ==, 1);
+    g_assert_cmphex(FIELD_EX32(dw0, RSIM_EQE_HDR, TYPE), ==,
+                    RSIM_EV_COMPLETION);
+    g_assert_cmpuint(qtest_readl(p.d.qts, p.eq + 4), ==, p.b.rcqn);
+    g_assert_true(qpci_msix_pending(p.d.pdev, 1));
+    /* firing disarmed the CQ: the next solicited message is silent */
+    post_recv(&p.d, &p.b, 0x9103, p.mb.addr, 64, p.mb.lkey);
+    wr.wr_id = 0x9003;
+    post_send(&p.d, &p.a, &wr);
+    expect_cqe(&p.d, &p.a.scq, 0x9003, RSIM_WC_SUCCESS, RSIM_WC_SEND, 64,
+               p.a.qpn);
+    poll_cq(&p.d, &p.b.rcq, &cqe);
+    g_assert_cmphex(qtest_readl(p.d.qts, p.eq + RSIM_EQ_ENTRY_SIZE), ==, 0);
+    dev_stop(&p.d);
+}
+
+/*
+ * A receive CQ that is full: the message is neither lost nor overwrites
+ * a completion; the device reports CQ_ERR and delivers once there is room.
+ */
+static void test_recv_cq_full(void)
+{
+    Pair p;
+    struct rsim_cqe cqe;
+    int i;
+
+    pair_start(&p, NULL, RSIM_MTU_1024, ACCESS_ALL, 7);
+    for (i = 0; i < 60; i++) {
+        post_recv(&p.d, &p.b, 0xa000 + i, p.mb.addr + i * 64, 64,
+                  p.mb.lkey);
+    }
+    /* 63 completions fill the 64-slot ring */
+    for (i = 0; i < 70; i++) {
+        Wr wr = {
+            .wr_id = 0xb000 + i,
+            .opcode = RSIM_WR_SEND,
+            .nsge = 1,
+        };
+
+        if (i == 60) {
+            for (int k = 60; k < 70; k++) {
+                post_recv(&p.d, &p.b, 0xa000 + k, p.mb.addr + k * 64, 64,
+                          p.mb.lkey);
+            }
+        }
+        qtest_writeb(p.d.qts, p.ma.addr + i, i);
+        wr.sge[0] = sge_of(&p.ma, i, 1);
+        post_send(&p.d, &p.a, &wr);
+        if (i < 63) {
+            expect_cqe(&p.d, &p.a.scq, 0xb000 + i, RSIM_WC_SUCCESS,
+                       RSIM_WC_SEND, 1, p.a.qpn);
+        }
+    }
+    for (i = 0; i < 200; i++) {
+        qtest_clock_step(p.d.qts, 1000 * 1000);
+    }
+    g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_CQ_OVERFLOW), >=, 1);
+    g_assert_cmpuint(qtest_readl(p.d.qts,
+                                 p.b.rcq.addr + RSIM_QUEUE_PROD_OFFSET), ==,
+                     63);
+    /* consume: the rest arrives, in order, nothing lost */
+    for (i = 0; i < 70; i++) {
+        poll_cq(&p.d, &p.b.rcq, &cqe);
+        g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0xa000 + i);
+        g_assert_cmpuint(le32_to_cpu(cqe.status), ==, RSIM_WC_SUCCESS);
+        g_assert_cmpuint(qtest_readb(p.d.qts, p.mb.addr + i * 64), ==, i);
+    }
+    for (i = 63; i < 70; i++) {
+        expect_cqe(&p.d, &p.a.scq, 0xb000 + i, RSIM_WC_SUCCESS,
+                   RSIM_WC_SEND, 1, p.a.qpn);
+    }
+    g_assert_cmpuint(query_qp_state(&p.d, p.b.qpn), ==, RSIM_QPS_RTS);
     dev_stop(&p.d);
 }
 
@@ -1630,6 +1749,9 @@ int main(int argc, char **argv)
                    test_qp_access_denied);
     qtest_add_func("/rdma-sim/transport/rnr", test_rnr_then_receive);
     qtest_add_func("/rdma-sim/transport/error-flush", test_error_flush);
+    qtest_add_func("/rdma-sim/transport/solicited-events",
+                   test_solicited_events);
+    qtest_add_func("/rdma-sim/transport/recv-cq-full", test_recv_cq_full);
     qtest_add_func("/rdma-sim/transport/retry-exceeded", test_retry_exceeded);
     qtest_add_func("/rdma-sim/ud/loopback", test_ud_loopback);
     qtest_add_func("/rdma-sim/wire/rxe-frames", test_wire_rxe_frames);
