@@ -1595,9 +1595,9 @@ static void test_wire_garbage(void)
     dev_stop(&d);
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Datagrams: UD QPs over the loopback
- * ------------------------------------------------------------------------ */
+ */
 
 /* RESET -> INIT -> RTR -> RTS for a UD QP with a Q_Key. */
 static void ud_ready(Dev *d, uint32_t qpn, uint32_t qkey)
