@@ -50,13 +50,13 @@ static bool rsim_wr_valid(const RsimQp *qp, uint32_t op)
         return rsim_wr_is_send(op) || rsim_wr_is_write(op) ||
                op == RSIM_WR_RDMA_READ || rsim_wr_is_atomic(op) ||
                rsim_wr_is_local(op);
-    case RSIM_QPT_UD:
-    case RSIM_QPT_GSI:
+    case RSIM_QPT_UC:
         return op == RSIM_WR_SEND || op == RSIM_WR_SEND_WITH_IMM ||
+               op == RSIM_WR_RDMA_WRITE || op == RSIM_WR_RDMA_WRITE_WITH_IMM ||
                rsim_wr_is_local(op);
     default:
-        /* the UC data path is not implemented yet */
-        return false;
+        return op == RSIM_WR_SEND || op == RSIM_WR_SEND_WITH_IMM ||
+               rsim_wr_is_local(op);
     }
 }
 
@@ -102,7 +102,7 @@ static void rsim_req_fetch(RdmaSimState *s, RsimQp *qp, uint32_t idx,
     } else if (w->opcode == RSIM_WR_LOCAL_INV) {
         w->rkey = le32_to_cpu(hdr.ex);
         return;
-    } else if (qp->type != RSIM_QPT_RC) {
+    } else if (qp->type == RSIM_QPT_UD || qp->type == RSIM_QPT_GSI) {
         w->ah_num = le32_to_cpu(hdr.wr.ud.ah_num);
         w->remote_qpn = le32_to_cpu(hdr.wr.ud.remote_qpn) & ROCE_QPN_MASK;
         w->remote_qkey = le32_to_cpu(hdr.wr.ud.remote_qkey);
@@ -278,14 +278,19 @@ static bool rsim_req_send_packet(RdmaSimState *s, RsimQp *qp, RsimWqe *w)
     uint32_t n = MIN(x->mtu, w->length - off);
     bool first = w->next_pkt == 0;
     bool last = w->next_pkt == w->npkts - 1;
-    uint8_t opcode = rsim_send_opcode(w, first, last);
+    bool uc = qp->type == RSIM_QPT_UC;
+    /* UC numbers its opcodes like RC, in its own range */
+    uint8_t opcode = rsim_send_opcode(w, first, last) |
+                     (uc ? ROCE_CLASS_UC : ROCE_CLASS_RC);
     uint16_t fl = roce_opcode_flags(opcode);
     /*
      * Ask for an ACK at the end of a message, and often enough that one
      * comes back before the window is full: every half window at most.
+     * UC is never acknowledged.
      */
-    bool ackreq = last || ++x->pkts_since_ackreq >=
-                  MAX(1, MIN(RSIM_ACKREQ_INTERVAL, x->window / 2));
+    bool ackreq = !uc &&
+                  (last || ++x->pkts_since_ackreq >=
+                   MAX(1, MIN(RSIM_ACKREQ_INTERVAL, x->window / 2)));
     bool se = last && (w->flags & RSIM_SEND_SOLICITED) &&
               w->opcode != RSIM_WR_RDMA_WRITE;
 
@@ -457,7 +462,7 @@ static bool rsim_req_start(RdmaSimState *s, RsimQp *qp, RsimWqe *w)
     }
     w->next_pkt = 0;
     w->started = true;
-    if (qp->type != RSIM_QPT_RC) {
+    if (qp->type == RSIM_QPT_UD || qp->type == RSIM_QPT_GSI) {
         w->npkts = 1;           /* the datagram takes its PSN when sent */
         return true;
     }
@@ -531,7 +536,7 @@ bool rsim_req_run(RdmaSimState *s, RsimQp *qp)
             x->req_idx = (x->req_idx + 1) & qp->sq.mask;
             continue;
         }
-        if (qp->type != RSIM_QPT_RC) {
+        if (qp->type == RSIM_QPT_UD || qp->type == RSIM_QPT_GSI) {
             /* a datagram: sent once, complete at once */
             w->status = rsim_ud_send(s, qp, w);
             w->next_pkt = w->npkts;
@@ -541,8 +546,12 @@ bool rsim_req_run(RdmaSimState *s, RsimQp *qp)
             rsim_comp_run(s, qp);
             continue;
         }
-        /* a READ request only when all its responses fit the window */
-        if (roce_psn_cmp(roce_psn_add(w->first_psn, w->next_pkt +
+        /*
+         * RC: within the window; a READ request only when all its responses
+         * fit.  UC is never acknowledged and has no window.
+         */
+        if (qp->type == RSIM_QPT_RC &&
+            roce_psn_cmp(roce_psn_add(w->first_psn, w->next_pkt +
                                       (w->opcode == RSIM_WR_RDMA_READ ?
                                        rsim_req_read_pkts(x, w) - 1 : 0)),
                          x->comp_psn) >= x->window) {
@@ -556,6 +565,11 @@ bool rsim_req_run(RdmaSimState *s, RsimQp *qp)
             x->req_error = true;
             rsim_comp_run(s, qp);
             break;
+        } else if (qp->type == RSIM_QPT_UC && w->next_pkt == w->npkts) {
+            /* unreliable: done once sent, nothing to wait for */
+            w->done = true;
+            x->comp_psn = x->next_psn;
+            rsim_comp_run(s, qp);
         }
         sent = true;
         budget--;
@@ -624,5 +638,8 @@ uint32_t rsim_req_outstanding(RsimQp *qp)
 {
     RsimXport *x = qp->x;
 
-    return x ? (uint32_t)roce_psn_cmp(x->next_psn, x->comp_psn) : 0;
+    if (!x || qp->type != RSIM_QPT_RC) {
+        return 0;               /* only RC waits for acknowledgements */
+    }
+    return roce_psn_cmp(x->next_psn, x->comp_psn);
 }

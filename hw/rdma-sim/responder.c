@@ -39,6 +39,9 @@ static void rsim_resp_send_aeth(RdmaSimState *s, RsimQp *qp, uint8_t opcode,
  */
 static void rsim_resp_ack(RdmaSimState *s, RsimQp *qp, uint32_t psn)
 {
+    if (qp->type == RSIM_QPT_UC) {
+        return;                 /* UC has no acknowledgements */
+    }
     qp->x->ack_psn = psn;
     qp->x->ack_pending = true;
     rsim_qp_schedule(s, qp);
@@ -49,6 +52,42 @@ static void rsim_resp_nak(RdmaSimState *s, RsimQp *qp, uint8_t syndrome,
 {
     trace_rdma_sim_nak_sent(qp->qpn, psn, syndrome);
     rsim_resp_send_aeth(s, qp, ROCE_RC_ACK, syndrome, psn, NULL);
+}
+
+/*
+ * UC: drop the rest of the current message; the next message starts
+ * afresh (a receive WQE in use is kept for it).
+ */
+static void rsim_resp_uc_drop(RdmaSimState *s, RsimQp *qp, const char *why)
+{
+    s->stats[RSIM_STAT_RX_DROP_NO_QP]++;
+    trace_rdma_sim_rx_drop(qp->qpn, 0, why);
+    qp->x->uc_drop = true;
+    qp->x->msg = RSIM_RESP_IDLE;
+}
+
+/*
+ * UC has no retransmission: a packet out of sequence loses the message it
+ * belongs to.  A first packet always starts a new message.  Returns
+ * whether the packet is to be executed.
+ */
+static bool rsim_resp_uc_sequence(RdmaSimState *s, RsimQp *qp,
+                                  const RocePkt *pkt)
+{
+    RsimXport *x = qp->x;
+
+    if (pkt->psn == x->epsn && !x->uc_drop) {
+        return true;
+    }
+    if (pkt->flags & ROCE_F_FIRST) {
+        x->msg = RSIM_RESP_IDLE;
+        x->uc_drop = false;
+        x->epsn = pkt->psn;
+        return true;
+    }
+    rsim_resp_uc_drop(s, qp, "UC packet out of sequence");
+    x->epsn = roce_psn_add(pkt->psn, 1);
+    return false;
 }
 
 /*
@@ -232,20 +271,27 @@ uint8_t rsim_resp_place(RdmaSimState *s, RsimQp *qp, const uint8_t *buf,
 
 /*
  * A class C error: NAK the request, complete the receive WQE in use with
- * status (if any) and move the QP to ERR.
+ * status (if any) and move the QP to ERR.  UC has no NAKs: the message is
+ * dropped and the QP carries on.
  */
 static void rsim_resp_fatal(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt,
                             uint8_t syndrome, uint8_t status)
 {
     RsimXport *x = qp->x;
 
-    rsim_resp_nak(s, qp, syndrome, pkt->psn);
+    if (qp->type != RSIM_QPT_UC) {
+        rsim_resp_nak(s, qp, syndrome, pkt->psn);
+    }
     if (x->have_rwqe && status) {
         rsim_resp_complete(s, qp, status, RSIM_WC_RECV, x->recv_len, 0, 0,
                            false);
     }
     x->msg = RSIM_RESP_IDLE;
-    rsim_fail_qp(s, qp, 0);
+    if (qp->type == RSIM_QPT_UC) {
+        rsim_resp_uc_drop(s, qp, "error");
+    } else {
+        rsim_fail_qp(s, qp, 0);
+    }
 }
 
 /*
@@ -262,6 +308,10 @@ static bool rsim_resp_need_rwqe(RdmaSimState *s, RsimQp *qp,
 {
     switch (rsim_resp_get_rwqe(s, qp)) {
     case RSIM_RWQE_NONE:
+        if (qp->type == RSIM_QPT_UC) {
+            rsim_resp_uc_drop(s, qp, "no receive WQE");
+            return false;
+        }
         s->stats[RSIM_STAT_RNR_NAK_SENT]++;
         rsim_resp_nak(s, qp, ROCE_AETH_RNR_NAK | qp->min_rnr_timer,
                       pkt->psn);
@@ -283,6 +333,9 @@ static void rsim_resp_send(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
 
     if (!rsim_resp_need_rwqe(s, qp, pkt, last)) {
         return;
+    }
+    if (pkt->flags & ROCE_F_FIRST) {
+        x->recv_len = 0;        /* a WQE kept from a dropped UC message */
     }
     status = rsim_resp_place(s, qp, pkt->payload, pkt->paylen);
     if (status != RSIM_WC_SUCCESS) {
@@ -690,6 +743,9 @@ void rsim_resp_rx(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
     if (qp->state == RSIM_QPS_RTR && !x->comm_est) {
         x->comm_est = true;
         rsim_aeq_post(s, RSIM_EV_COMM_EST, qp->qpn, 0);
+    }
+    if (qp->type == RSIM_QPT_UC && !rsim_resp_uc_sequence(s, qp, pkt)) {
+        return;
     }
     d = roce_psn_cmp(pkt->psn, x->epsn);
     if (d > 0) {

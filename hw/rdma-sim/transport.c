@@ -293,7 +293,7 @@ static void rsim_xport_set_path(RdmaSimState *s, RsimQp *qp)
 {
     RsimXport *x = qp->x;
 
-    if (qp->type == RSIM_QPT_RC) {
+    if (qp->type == RSIM_QPT_RC || qp->type == RSIM_QPT_UC) {
         rsim_path_from_av(s, &qp->av, qp->qpn, qp->dest_qpn, &x->path);
         x->mtu = 128u << qp->path_mtu;
     } else {
@@ -313,7 +313,7 @@ void rsim_transport_qp_modified(RdmaSimState *s, RsimQp *qp,
 {
     RsimXport *x;
 
-    if (qp->type == RSIM_QPT_UC || qp->state < RSIM_QPS_RTR) {
+    if (qp->state < RSIM_QPS_RTR) {
         return;
     }
     if (!qp->x) {
@@ -399,8 +399,11 @@ static void rsim_rx_packet(RdmaSimState *s, const RocePkt *pkt)
         rsim_ud_rx(s, qp, pkt);
         return;
     }
-    if (!qp || ROCE_OPCODE_CLASS(pkt->opcode) != ROCE_CLASS_RC ||
-        qp->type != RSIM_QPT_RC || !qp->x) {
+    if (!qp || !qp->x ||
+        !((qp->type == RSIM_QPT_RC &&
+           ROCE_OPCODE_CLASS(pkt->opcode) == ROCE_CLASS_RC) ||
+          (qp->type == RSIM_QPT_UC &&
+           ROCE_OPCODE_CLASS(pkt->opcode) == ROCE_CLASS_UC))) {
         s->stats[RSIM_STAT_RX_DROP_NO_QP]++;
         trace_rdma_sim_rx_drop(pkt->dqpn, pkt->opcode, "no QP of that type");
         return;

@@ -128,6 +128,7 @@ typedef struct RsimXport {
     bool ack_pending;
     uint32_t msn;
     bool seq_nak_sent;
+    bool uc_drop;               /* UC: dropping the rest of a message */
     bool comm_est;
     enum rsim_resp_msg msg;
     bool have_rwqe;             /* rwqe holds the current receive WQE */

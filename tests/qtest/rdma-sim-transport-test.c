@@ -272,9 +272,12 @@ static void create_qp_type(Dev *d, Qp *qp, uint32_t pdn, uint32_t eqn,
     qp->qpn = dev_create(d, &c, NULL);
 }
 
+/* The connected service of the pair: RC, or UC where a test says so */
+static uint8_t test_qp_type = RSIM_QPT_RC;
+
 static void create_qp(Dev *d, Qp *qp, uint32_t pdn, uint32_t eqn)
 {
-    create_qp_type(d, qp, pdn, eqn, RSIM_QPT_RC);
+    create_qp_type(d, qp, pdn, eqn, test_qp_type);
 }
 
 static uint32_t modify_qp(Dev *d, uint32_t qpn, struct rsim_qp_attr *a)
@@ -338,8 +341,9 @@ static void connect_qp(Dev *d, uint32_t qpn, uint32_t dest, uint32_t access,
     memset(&a, 0, sizeof(a));
     a.attr_mask = cpu_to_le32(RSIM_QP_STATE | RSIM_QP_AV | RSIM_QP_PATH_MTU |
                               RSIM_QP_DEST_QPN | RSIM_QP_RQ_PSN |
-                              RSIM_QP_MAX_DEST_RD_ATOMIC |
-                              RSIM_QP_MIN_RNR_TIMER);
+                              (test_qp_type == RSIM_QPT_RC ?
+                               RSIM_QP_MAX_DEST_RD_ATOMIC |
+                               RSIM_QP_MIN_RNR_TIMER : 0));
     a.qp_state = RSIM_QPS_RTR;
     a.path_mtu = path_mtu;
     a.dest_qp_num = cpu_to_le32(dest);
@@ -353,9 +357,11 @@ static void connect_qp(Dev *d, uint32_t qpn, uint32_t dest, uint32_t access,
     g_assert_cmpuint(modify_qp(d, qpn, &a), ==, RSIM_STS_OK);
 
     memset(&a, 0, sizeof(a));
-    a.attr_mask = cpu_to_le32(RSIM_QP_STATE | RSIM_QP_TIMEOUT |
-                              RSIM_QP_RETRY_CNT | RSIM_QP_RNR_RETRY |
-                              RSIM_QP_SQ_PSN | RSIM_QP_MAX_QP_RD_ATOMIC);
+    a.attr_mask = cpu_to_le32(RSIM_QP_STATE | RSIM_QP_SQ_PSN |
+                              (test_qp_type == RSIM_QPT_RC ?
+                               RSIM_QP_TIMEOUT | RSIM_QP_RETRY_CNT |
+                               RSIM_QP_RNR_RETRY |
+                               RSIM_QP_MAX_QP_RD_ATOMIC : 0));
     a.qp_state = RSIM_QPS_RTS;
     a.timeout = timeout;
     a.retry_cnt = retry;
@@ -1149,6 +1155,73 @@ static void test_recv_cq_full(void)
     dev_stop(&p.d);
 }
 
+/*
+ * UC: SENDs and WRITEs with immediate between two UC QPs; with loss, a
+ * message may be lost but never hangs the QP, and what arrives is right.
+ */
+static void test_uc(void)
+{
+    Pair p;
+    g_autofree char *props =
+        g_strdup_printf(",fault-drop=50000,fault-seed=%s",
+                        getenv("RSIM_QTEST_SEED") ?: "9");
+    unsigned delivered = 0, last_msg = 0;
+
+    test_qp_type = RSIM_QPT_UC;
+    pair_start(&p, NULL, RSIM_MTU_1024, ACCESS_ALL, 0);
+    do_send(&p, 5000, 1, true);
+    do_write_imm(&p, 3000, 2);
+    g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_RETRANSMITS), ==, 0);
+    dev_stop(&p.d);
+
+    pair_start(&p, props, RSIM_MTU_1024, ACCESS_ALL, 0);
+    for (int i = 0; i < 40; i++) {
+        Wr wr = {
+            .wr_id = 0xc000 + i,
+            .opcode = RSIM_WR_SEND,
+            .nsge = 1,
+        };
+
+        post_recv(&p.d, &p.b, 0xd000 + i, p.mb.addr + i * 4096, 4096,
+                  p.mb.lkey);
+        fill_pattern(&p.d, p.ma.addr + i * 4096, 3000, i);
+        wr.sge[0] = sge_of(&p.ma, i * 4096, 3000);
+        post_send(&p.d, &p.a, &wr);
+        /* the sender completes every message: UC does not wait */
+        expect_cqe(&p.d, &p.a.scq, 0xc000 + i, RSIM_WC_SUCCESS,
+                   RSIM_WC_SEND, 3000, p.a.qpn);
+    }
+    /*
+     * Each message that arrived is whole, in order; a receive WQE whose
+     * message was lost takes the next one (message m >= WQE id).
+     */
+    while (qtest_readl(p.d.qts, p.b.rcq.addr + RSIM_QUEUE_PROD_OFFSET) !=
+           p.b.rcq.cons) {
+        struct rsim_cqe cqe;
+        uint64_t id;
+        uint8_t m;
+
+        poll_cq(&p.d, &p.b.rcq, &cqe);
+        id = le64_to_cpu(cqe.wr_id) - 0xd000;
+        g_assert_cmpuint(le32_to_cpu(cqe.status), ==, RSIM_WC_SUCCESS);
+        g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 3000);
+        g_assert_cmpuint(id, ==, delivered);
+        m = qtest_readb(p.d.qts, p.mb.addr + id * 4096);
+        g_assert_cmpuint(m, >=, id);
+        g_assert_cmpuint(m, <, 40);
+        g_assert_cmpuint(m, >=, last_msg);
+        check_pattern(&p.d, p.mb.addr + id * 4096, 3000, m);
+        last_msg = m + 1;
+        delivered++;
+    }
+    g_assert_cmpuint(delivered, >, 20);
+    g_assert_cmpuint(delivered, <, 40);
+    g_assert_cmpuint(query_qp_state(&p.d, p.b.qpn), ==, RSIM_QPS_RTS);
+    g_assert_cmpuint(query_qp_state(&p.d, p.a.qpn), ==, RSIM_QPS_RTS);
+    test_qp_type = RSIM_QPT_RC;
+    dev_stop(&p.d);
+}
+
 /* Nobody answers (the peer QP is gone): retry count exceeded. */
 static void test_retry_exceeded(void)
 {
@@ -1754,6 +1827,7 @@ int main(int argc, char **argv)
     qtest_add_func("/rdma-sim/transport/recv-cq-full", test_recv_cq_full);
     qtest_add_func("/rdma-sim/transport/retry-exceeded", test_retry_exceeded);
     qtest_add_func("/rdma-sim/ud/loopback", test_ud_loopback);
+    qtest_add_func("/rdma-sim/uc/loopback", test_uc);
     qtest_add_func("/rdma-sim/wire/rxe-frames", test_wire_rxe_frames);
     qtest_add_func("/rdma-sim/wire/device-frames", test_wire_device_frames);
     qtest_add_func("/rdma-sim/wire/garbage", test_wire_garbage);
