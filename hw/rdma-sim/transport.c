@@ -252,7 +252,9 @@ static void rsim_xport_free(RdmaSimState *s, RsimQp *qp)
 static RsimXport *rsim_xport_new(RdmaSimState *s, RsimQp *qp)
 {
     RsimXport *x = g_new0(RsimXport, 1);
-    uint32_t data = MAX(qp->max_send_sge * sizeof(RsimSgl), qp->max_inline);
+    /* SGEs, inline data, or the 8 bytes of an ATOMIC_WRITE */
+    uint32_t data = MAX(MAX(qp->max_send_sge * sizeof(RsimSgl),
+                            qp->max_inline), 8);
     RsimSrq *srq = rsim_srq_lookup(s, qp->srqn);
 
     x->dev = s;
