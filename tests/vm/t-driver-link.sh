@@ -5,18 +5,11 @@
 # the driver turns into netdev carrier changes, the RDMA port state and
 # IBV_EVENT_PORT_ERR/PORT_ACTIVE (tests/guest/vm-driver-link.sh).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-name=t-driver-link
+. "$(dirname "$0")/test-lib.sh"
+vmtest_init t-driver-link
+mon=$VMTEST_RUNS/mon.sock
 
-fail() { echo "FAIL: $name: $*"; exit 1; }
-
-make -s -C guest-driver >/dev/null || fail "building guest-driver/rdma_sim.ko failed (make -C guest-driver)"
-
-runs=$PWD/build/vm-runs/$name.$$
-rm -rf "$runs"
-mkdir -p "$runs"
-mon=$runs/mon.sock
-
+# shellcheck disable=SC2317  # called from serve_link, through VMTEST_POLL
 monitor() { # monitor COMMAND: one human monitor command
     python3 - "$mon" "$1" <<'PY'
 import socket, sys, time
@@ -31,40 +24,21 @@ s.close()
 PY
 }
 
-VM_RUNS_DIR=$runs tests/vm/vm run --name "$name" --keep --nic none \
-    -q -netdev -q user,id=rsimnet -d rdma-sim,netdev=rsimnet,mac=52:54:00:5e:05:01 \
-    -q -monitor -q "unix:$mon,server=on,wait=off" \
-    -s tests/guest/vm-driver-link.sh &
-vm=$!
-served=()
-while kill -0 "$vm" 2>/dev/null; do
-    for what in link-down link-up; do
-        [[ " ${served[*]} " == *" $what "* ]] && continue
-        req=$(echo "$runs"/*/g0/results/request-$what)
-        [[ -e $req ]] || continue
-        if [[ $what == link-down ]]; then
-            monitor "set_link rsimnet off" || fail "monitor set_link off failed"
-        else
-            monitor "set_link rsimnet on" || fail "monitor set_link on failed"
-        fi
-        touch "$(dirname "$req")/ack-$what"
-        served+=("$what")
+# serve_link: called while the guest runs; takes the link down or up when
+# the guest asks (results/request-link-down, -up) and acknowledges (ack-...).
+# shellcheck disable=SC2317
+serve_link() {
+    local res what state
+    res=$(echo "$VMTEST_RUNS"/*/g0/results)
+    for what in down up; do
+        [[ -e $res/request-link-$what && ! -e $res/ack-link-$what ]] || continue
+        state=off
+        [[ $what == up ]] && state=on
+        monitor "set_link rsimnet $state" || vmtest_fail "monitor set_link $state failed"
+        touch "$res/ack-link-$what"
     done
-    sleep 0.2
-done
-rc=0
-wait "$vm" || rc=$?
+}
 
-res=$(echo "$runs"/*/g0/results)
-if [[ -n ${RDMA_SIM_LOGDIR:-} && -d $res ]]; then
-    mkdir -p "$RDMA_SIM_LOGDIR"
-    cp -r "$res"/. "$RDMA_SIM_LOGDIR/" 2>/dev/null || true
-    cp "$runs"/*/g0/serial.log "$RDMA_SIM_LOGDIR/" 2>/dev/null || true
-fi
-if ((rc == 0)); then
-    rm -rf "$runs"
-    echo "PASS: $name"
-else
-    echo "FAIL: $name (guest output: $res/output.log; console: $(dirname "$res")/serial.log)"
-    exit 1
-fi
+VMTEST_POLL=serve_link vmtest_usernet 52:54:00:5e:05:01 \
+    -q -monitor -q "unix:$mon,server=on,wait=off" -s tests/guest/vm-driver-link.sh
+vmtest_done "$VMTEST_RC"

@@ -6,13 +6,8 @@
 # here, so that they must come from the device).  The ibv_devinfo -v output
 # is printed and kept in the test's log directory.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-name=t-driver-load
-
-fail() { echo "FAIL: $name: $*"; exit 1; }
-
-make -s -C guest-driver >/dev/null || fail "building guest-driver/rdma_sim.ko failed (make -C guest-driver)"
-make -s -C tests/guest >/dev/null || fail "building tests/guest failed (make -C tests/guest)"
+. "$(dirname "$0")/test-lib.sh"
+vmtest_init t-driver-load
 
 # Device properties and the values ibv_devinfo must show for them
 # (QPN 0, AH 0 and MR index 0 are never handed out: max_qp/ah/mr are one less).
@@ -23,29 +18,6 @@ envs=(EXPECT_MAX_QP=511 EXPECT_MAX_CQ=300 EXPECT_MAX_MR=2047 EXPECT_MAX_SGE=8
 args=()
 for e in "${envs[@]}"; do args+=(--env "$e"); done
 
-runs=$PWD/build/vm-runs/$name.$$
-rm -rf "$runs"
-rc=0
-VM_RUNS_DIR=$runs tests/vm/vm run --name "$name" --keep --nic none \
-    -q -netdev -q user,id=rsimnet \
-    -d "rdma-sim,netdev=rsimnet,mac=52:54:00:5e:01:01,$props" \
-    "${args[@]}" -s tests/guest/vm-driver-load.sh || rc=$?
-
-res=$(echo "$runs"/*/g0/results)
-if [[ -f $res/ibv_devinfo-v.txt ]]; then
-    echo "---- ibv_devinfo -v in the guest ($props) ----"
-    cat "$res/ibv_devinfo-v.txt"
-    echo "----"
-fi
-if [[ -n ${RDMA_SIM_LOGDIR:-} && -d $res ]]; then
-    mkdir -p "$RDMA_SIM_LOGDIR"
-    cp -r "$res"/. "$RDMA_SIM_LOGDIR/" 2>/dev/null || true
-    cp "$runs"/*/g0/serial.log "$RDMA_SIM_LOGDIR/" 2>/dev/null || true
-fi
-if ((rc == 0)); then
-    rm -rf "$runs"
-    echo "PASS: $name"
-else
-    echo "FAIL: $name (guest output: $res/output.log; console: $(dirname "$res")/serial.log)"
-    exit 1
-fi
+RSIM_PROPS=$props vmtest_usernet 52:54:00:5e:01:01 "${args[@]}" -s tests/guest/vm-driver-load.sh
+vmtest_show ibv_devinfo-v.txt "ibv_devinfo -v in the guest ($props)"
+vmtest_done "$VMTEST_RC"

@@ -9,8 +9,16 @@
 #                             properties) or "rxe" (virtio-net + Soft-RoCE);
 #                             ARGS go to `tests/vm/vm run`
 #   vmtest_single ARGS..      one guest with rdma-sim and the driver
+#   vmtest_usernet MAC ARGS.. one guest whose rdma-sim (RSIM_PROPS adds
+#                             properties) has its own user-mode netdev
+#                             "rsimnet" and MAC, and no host link; the driver
+#                             is not loaded: the guest script loads it
+#   vmtest_show FILE TITLE    print guest A's results file FILE, if any
 #   vmtest_done RC            print the verdict and exit
 # After a run, VMTEST_RESULTS[0/1] are the guests' results directories.
+# VMTEST_RUNS is the directory the run goes in (it is emptied when the run
+# starts; a test may put sockets there).  While the guests run, the function
+# named by VMTEST_POLL, if any, is called every 0.2 s.
 # shellcheck shell=bash
 
 vmtest_fail() { echo "FAIL: $VMTEST_NAME: $*"; exit 1; }
@@ -18,6 +26,7 @@ vmtest_fail() { echo "FAIL: $VMTEST_NAME: $*"; exit 1; }
 vmtest_init() {
     VMTEST_NAME=$1
     cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
+    VMTEST_RUNS=$PWD/build/vm-runs/$VMTEST_NAME.$$
     make -s -C guest-driver >/dev/null ||
         vmtest_fail "building guest-driver/rdma_sim.ko failed (make -C guest-driver)"
     make -s -C tests/guest >/dev/null ||
@@ -32,13 +41,29 @@ vmtest_nic() {
     esac
 }
 
-# vmtest_run ARGS..: run guests, keep the results; sets VMTEST_RC
+# vmtest_run ARGS..: run guests, keep the results; sets VMTEST_RC.
+# VMTEST_KO: the module the harness loads in the guests (default
+# guest-driver/rdma_sim.ko; "" for none).
 vmtest_run() {
-    local runs=$PWD/build/vm-runs/$VMTEST_NAME.$$ i
+    local runs=$VMTEST_RUNS ko=${VMTEST_KO-guest-driver/rdma_sim.ko} i
+    local cmd=(tests/vm/vm run --name "$VMTEST_NAME" --keep ${ko:+-k "$ko"} "$@")
     rm -rf "$runs"
+    mkdir -p "$runs"
     VMTEST_RC=0
-    VM_RUNS_DIR=$runs tests/vm/vm run --name "$VMTEST_NAME" --keep \
-        -k guest-driver/rdma_sim.ko "$@" || VMTEST_RC=$?
+    if [[ -z ${VMTEST_POLL:-} ]]; then
+        VM_RUNS_DIR=$runs "${cmd[@]}" || VMTEST_RC=$?
+    else
+        VM_RUNS_DIR=$runs "${cmd[@]}" &
+        VMTEST_PID=$!
+        # A test that fails in its VMTEST_POLL function leaves no QEMU behind.
+        trap 'kill "$VMTEST_PID" 2>/dev/null || true' EXIT
+        while kill -0 "$VMTEST_PID" 2>/dev/null; do
+            "$VMTEST_POLL"
+            sleep 0.2
+        done
+        wait "$VMTEST_PID" || VMTEST_RC=$?
+        trap - EXIT
+    fi
     VMTEST_RUN=$(echo "$runs"/"$VMTEST_NAME".*)
     VMTEST_RESULTS=()
     for i in 0 1; do
@@ -60,9 +85,24 @@ vmtest_single() {
     vmtest_run -n 1 --nic "$(vmtest_nic rsim)" "$@"
 }
 
+vmtest_usernet() {
+    local mac=$1
+    shift
+    VMTEST_KO='' vmtest_run -n 1 --nic none -q -netdev -q user,id=rsimnet \
+        -d "rdma-sim,netdev=rsimnet,mac=$mac${RSIM_PROPS:+,$RSIM_PROPS}" "$@"
+}
+
+vmtest_show() {
+    local f=${VMTEST_RESULTS[0]:-}/$1
+    [[ -f $f ]] || return 0
+    echo "---- $2 ----"
+    cat "$f"
+    echo "----"
+}
+
 vmtest_done() {
     if (($1 == 0)); then
-        rm -rf "$(dirname "$VMTEST_RUN")"
+        rm -rf "$VMTEST_RUNS"
         echo "PASS: $VMTEST_NAME"
         exit 0
     fi
