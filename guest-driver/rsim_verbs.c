@@ -44,6 +44,25 @@ void rsim_destroy_refused(struct rsim_dev *dev, const char *what, u32 num,
 	rsim_dev_fatal(dev, "destroy refused");
 }
 
+/*
+ * Last step of creating a CQ, QP or SRQ: insert it in its table (where
+ * events look it up) and, for user space, copy the response out.  On
+ * failure it is no longer in the table.
+ */
+static int rsim_publish(struct xarray *xa, u32 num, void *obj,
+			struct ib_udata *udata, void *resp, size_t len)
+{
+	int err;
+
+	err = xa_insert_irq(xa, num, obj, GFP_KERNEL);
+	if (err || !udata)
+		return err;
+	err = ib_copy_to_udata(udata, resp, len);
+	if (err)
+		xa_erase_irq(xa, num);
+	return err;
+}
+
 /* ---- Device and port --------------------------------------------------- */
 
 static int rsim_query_device(struct ib_device *ibdev,
@@ -414,19 +433,12 @@ static int rsim_create_cq(struct ib_cq *ibcq,
 		if (err)
 			goto err_destroy;
 	}
-	err = xa_insert_irq(&dev->cqs, cq->cqn, cq, GFP_KERNEL);
+	err = rsim_publish(&dev->cqs, cq->cqn, cq, udata, &resp, sizeof(resp));
 	if (err)
 		goto err_destroy;
-	if (udata) {
-		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
-		if (err)
-			goto err_erase;
-	}
 	ibcq->cqe = depth - 1;
 	return 0;
 
-err_erase:
-	xa_erase_irq(&dev->cqs, cq->cqn);
 err_destroy:
 	if (rsim_cmd_destroy_cq(dev, cq->cqn))
 		rsim_destroy_refused(dev, "CQ", cq->cqn, -EIO);
@@ -846,14 +858,10 @@ static int rsim_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		if (err)
 			goto err_destroy;
 	}
-	err = xa_insert_irq(&dev->qps, qp->qpn, qp, GFP_KERNEL);
+	err = rsim_publish(&dev->qps, qp->qpn, qp, udata, &resp, sizeof(resp));
 	if (err)
 		goto err_destroy;
-	if (udata) {
-		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
-		if (err)
-			goto err_erase;
-	} else {
+	if (!udata) {
 		mutex_lock(&dev->kqp_lock);
 		list_add_tail(&qp->kqp_link, &dev->kernel_qps);
 		mutex_unlock(&dev->kqp_lock);
@@ -866,8 +874,6 @@ static int rsim_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	init->cap.max_recv_sge = qp->max_recv_sge;
 	return 0;
 
-err_erase:
-	xa_erase_irq(&dev->qps, qp->qpn);
 err_destroy:
 	if (rsim_cmd_destroy_qp(dev, qp->qpn))
 		rsim_destroy_refused(dev, "QP", qp->qpn, -EIO);
@@ -1449,22 +1455,16 @@ static int rsim_create_srq(struct ib_srq *ibsrq,
 			goto err_destroy;
 		resp.srq_num = srq->srqn;
 	}
-	err = xa_insert_irq(&dev->srqs, srq->srqn, srq, GFP_KERNEL);
+	err = rsim_publish(&dev->srqs, srq->srqn, srq, udata, &resp,
+			   sizeof(resp));
 	if (err)
 		goto err_destroy;
-	if (udata) {
-		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
-		if (err)
-			goto err_erase;
-	}
 	srq->max_wr = depth - 1;
 	srq->limit = attr->srq_limit;
 	attr->max_wr = srq->max_wr;
 	attr->max_sge = srq->max_sge;
 	return 0;
 
-err_erase:
-	xa_erase_irq(&dev->srqs, srq->srqn);
 err_destroy:
 	if (rsim_cmd_destroy_srq(dev, srq->srqn))
 		rsim_destroy_refused(dev, "SRQ", srq->srqn, -EIO);
