@@ -23,11 +23,35 @@ static int rsim_exec(struct rsim_dev *dev, void *cmd,
 	return rsim_admin_exec(dev, cmd, cqe, false);
 }
 
-static u32 rsim_result_handle(const struct rsim_admin_cqe *cqe)
+/* Run a command that creates an object; *handle is the object's number. */
+static int rsim_exec_create(struct rsim_dev *dev, void *cmd, bool atomic,
+			    u32 *handle)
 {
-	const struct rsim_create_resp *r = (const void *)cqe->result;
+	const struct rsim_create_resp *r;
+	struct rsim_admin_cqe cqe;
+	int err;
 
-	return le32_to_cpu(r->handle);
+	err = rsim_admin_exec(dev, cmd, &cqe, atomic);
+	if (err)
+		return err;
+	r = (const void *)cqe.result;
+	*handle = le32_to_cpu(r->handle);
+	return 0;
+}
+
+/* Run a command without arguments; its result is the response. */
+static int rsim_exec_query(struct rsim_dev *dev, u8 opcode, void *resp,
+			   size_t len)
+{
+	struct rsim_admin_cmd c;
+	struct rsim_admin_cqe cqe;
+	int err;
+
+	rsim_cmd_init(&c, sizeof(c), opcode);
+	err = rsim_exec(dev, &c, &cqe);
+	if (!err)
+		memcpy(resp, cqe.result, len);
+	return err;
 }
 
 static int rsim_cmd_handle_only(struct rsim_dev *dev, u8 opcode, u32 handle,
@@ -62,28 +86,12 @@ int rsim_cmd_nop(struct rsim_dev *dev)
 int rsim_cmd_query_device(struct rsim_dev *dev,
 			  struct rsim_query_device_resp *resp)
 {
-	struct rsim_admin_cmd c;
-	struct rsim_admin_cqe cqe;
-	int err;
-
-	rsim_cmd_init(&c, sizeof(c), RSIM_CMD_QUERY_DEVICE);
-	err = rsim_exec(dev, &c, &cqe);
-	if (!err)
-		memcpy(resp, cqe.result, sizeof(*resp));
-	return err;
+	return rsim_exec_query(dev, RSIM_CMD_QUERY_DEVICE, resp, sizeof(*resp));
 }
 
 int rsim_cmd_query_port(struct rsim_dev *dev, struct rsim_query_port_resp *resp)
 {
-	struct rsim_admin_cmd c;
-	struct rsim_admin_cqe cqe;
-	int err;
-
-	rsim_cmd_init(&c, sizeof(c), RSIM_CMD_QUERY_PORT);
-	err = rsim_exec(dev, &c, &cqe);
-	if (!err)
-		memcpy(resp, cqe.result, sizeof(*resp));
-	return err;
+	return rsim_exec_query(dev, RSIM_CMD_QUERY_PORT, resp, sizeof(*resp));
 }
 
 int rsim_cmd_set_port(struct rsim_dev *dev, u32 mask, u32 eth_mtu,
@@ -121,17 +129,12 @@ int rsim_cmd_create_eq(struct rsim_dev *dev, u32 vector, dma_addr_t addr,
 		       u32 depth, u32 *eqn)
 {
 	struct rsim_cmd_create_eq c;
-	struct rsim_admin_cqe cqe;
-	int err;
 
 	rsim_cmd_init(&c, sizeof(c), RSIM_CMD_CREATE_EQ);
 	c.vector = cpu_to_le32(vector);
 	c.addr = cpu_to_le64(addr);
 	c.depth = cpu_to_le32(depth);
-	err = rsim_exec(dev, &c, &cqe);
-	if (!err)
-		*eqn = rsim_result_handle(&cqe);
-	return err;
+	return rsim_exec_create(dev, &c, false, eqn);
 }
 
 int rsim_cmd_destroy_eq(struct rsim_dev *dev, u32 eqn)
@@ -160,14 +163,9 @@ int rsim_cmd_destroy_ethq(struct rsim_dev *dev, u8 kind)
 int rsim_cmd_alloc_pd(struct rsim_dev *dev, u32 *pdn)
 {
 	struct rsim_admin_cmd c;
-	struct rsim_admin_cqe cqe;
-	int err;
 
 	rsim_cmd_init(&c, sizeof(c), RSIM_CMD_ALLOC_PD);
-	err = rsim_exec(dev, &c, &cqe);
-	if (!err)
-		*pdn = rsim_result_handle(&cqe);
-	return err;
+	return rsim_exec_create(dev, &c, false, pdn);
 }
 
 int rsim_cmd_dealloc_pd(struct rsim_dev *dev, u32 pdn)
@@ -179,17 +177,12 @@ int rsim_cmd_create_cq(struct rsim_dev *dev,
 		       const struct rsim_create_cq_params *p, u32 *cqn)
 {
 	struct rsim_cmd_create_cq c;
-	struct rsim_admin_cqe cqe;
-	int err;
 
 	rsim_cmd_init(&c, sizeof(c), RSIM_CMD_CREATE_CQ);
 	c.eqn = cpu_to_le32(p->eqn);
 	c.db_page = cpu_to_le32(p->db_page);
 	rsim_ring_to_desc(&p->ring, &c.q);
-	err = rsim_exec(dev, &c, &cqe);
-	if (!err)
-		*cqn = rsim_result_handle(&cqe);
-	return err;
+	return rsim_exec_create(dev, &c, false, cqn);
 }
 
 int rsim_cmd_resize_cq(struct rsim_dev *dev, u32 cqn,
@@ -222,8 +215,6 @@ int rsim_cmd_create_qp(struct rsim_dev *dev,
 		       const struct rsim_create_qp_params *p, u32 *qpn)
 {
 	struct rsim_cmd_create_qp c;
-	struct rsim_admin_cqe cqe;
-	int err;
 
 	rsim_cmd_init(&c, sizeof(c), RSIM_CMD_CREATE_QP);
 	c.qp_type = p->qp_type;
@@ -239,10 +230,7 @@ int rsim_cmd_create_qp(struct rsim_dev *dev,
 		rsim_ring_to_desc(&p->rq, &c.rq);
 	c.max_inline = cpu_to_le16(p->max_inline);
 	c.db_page = cpu_to_le16(p->db_page);
-	err = rsim_exec(dev, &c, &cqe);
-	if (!err)
-		*qpn = rsim_result_handle(&cqe);
-	return err;
+	return rsim_exec_create(dev, &c, false, qpn);
 }
 
 int rsim_cmd_modify_qp(struct rsim_dev *dev, u32 qpn, dma_addr_t attr)
@@ -274,8 +262,6 @@ int rsim_cmd_create_srq(struct rsim_dev *dev,
 			const struct rsim_create_srq_params *p, u32 *srqn)
 {
 	struct rsim_cmd_create_srq c;
-	struct rsim_admin_cqe cqe;
-	int err;
 
 	rsim_cmd_init(&c, sizeof(c), RSIM_CMD_CREATE_SRQ);
 	c.pdn = cpu_to_le32(p->pdn);
@@ -283,10 +269,7 @@ int rsim_cmd_create_srq(struct rsim_dev *dev,
 	c.limit = cpu_to_le32(p->limit);
 	c.max_sge = p->max_sge;
 	c.db_page = cpu_to_le16(p->db_page);
-	err = rsim_exec(dev, &c, &cqe);
-	if (!err)
-		*srqn = rsim_result_handle(&cqe);
-	return err;
+	return rsim_exec_create(dev, &c, false, srqn);
 }
 
 int rsim_cmd_modify_srq(struct rsim_dev *dev, u32 srqn, u32 mask, u32 limit,
@@ -332,16 +315,11 @@ int rsim_cmd_create_ah(struct rsim_dev *dev, u32 pdn,
 		       const struct rsim_av *av, bool atomic, u32 *ahn)
 {
 	struct rsim_cmd_create_ah c;
-	struct rsim_admin_cqe cqe;
-	int err;
 
 	rsim_cmd_init(&c, sizeof(c), RSIM_CMD_CREATE_AH);
 	c.pdn = cpu_to_le32(pdn);
 	c.av = *av;
-	err = rsim_admin_exec(dev, (struct rsim_admin_cmd *)&c, &cqe, atomic);
-	if (!err)
-		*ahn = rsim_result_handle(&cqe);
-	return err;
+	return rsim_exec_create(dev, &c, atomic, ahn);
 }
 
 int rsim_cmd_destroy_ah(struct rsim_dev *dev, u32 ahn, bool atomic)
@@ -389,17 +367,12 @@ int rsim_cmd_alloc_stag(struct rsim_dev *dev, u32 pdn, u32 max_pages,
 			dma_addr_t pbl_addr, u32 *key)
 {
 	struct rsim_cmd_alloc_stag c;
-	struct rsim_admin_cqe cqe;
-	int err;
 
 	rsim_cmd_init(&c, sizeof(c), RSIM_CMD_ALLOC_STAG);
 	c.pdn = cpu_to_le32(pdn);
 	c.max_pages = cpu_to_le32(max_pages);
 	c.pbl_addr = cpu_to_le64(pbl_addr);
-	err = rsim_exec(dev, &c, &cqe);
-	if (!err)
-		*key = rsim_result_handle(&cqe);
-	return err;
+	return rsim_exec_create(dev, &c, false, key);
 }
 
 int rsim_cmd_mr_translate(struct rsim_dev *dev, u32 key, u32 pdn, u32 access,
