@@ -30,6 +30,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+/* The Q_Key of the UD test, where a QP sends to itself */
+#define UD_QKEY 0x11111111
+
 static int failures;
 static int checks;
 
@@ -146,6 +149,22 @@ static void pick_gid(struct ctx *c)
 		die("port 1 has no GID (no IP address on the netdev?)");
 }
 
+/* An address vector to the port's own GID (the device loops back to it) */
+static struct ibv_ah_attr own_av(struct ctx *c)
+{
+	struct ibv_ah_attr aa = {
+		.is_global = 1,
+		.port_num = 1,
+		.grh = {
+			.dgid = c->gid,
+			.sgid_index = c->gid_index,
+			.hop_limit = 64,
+		},
+	};
+
+	return aa;
+}
+
 static struct ibv_qp *make_qp(struct ctx *c, enum ibv_qp_type type,
 			      uint32_t wr, uint32_t sge, uint32_t inl,
 			      struct ibv_srq *srq, struct ibv_qp_init_attr *out)
@@ -193,15 +212,7 @@ static int to_rtr(struct ctx *c, struct ibv_qp *qp, uint32_t dest_qpn,
 		.rq_psn = 0x1234,
 		.max_dest_rd_atomic = 4,
 		.min_rnr_timer = 12,
-		.ah_attr = {
-			.is_global = 1,
-			.port_num = 1,
-			.grh = {
-				.dgid = c->gid,
-				.sgid_index = c->gid_index,
-				.hop_limit = 64,
-			},
-		},
+		.ah_attr = own_av(c),
 	};
 	int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 		   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
@@ -235,6 +246,34 @@ static int qp_state(struct ibv_qp *qp, struct ibv_qp_attr *a)
 			 IBV_QP_RQ_PSN | IBV_QP_AV | IBV_QP_CAP, &ia))
 		return -1;
 	return a->qp_state;
+}
+
+/*
+ * Post one inline SEND of len bytes at buf; with an AH (UD), to this same
+ * QP through it.
+ */
+static int post_inline_send(struct ibv_qp *qp, void *buf, uint32_t len,
+			    uint64_t wr_id, unsigned int flags,
+			    struct ibv_ah *ah)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)buf,
+		.length = len,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_INLINE | flags,
+	}, *bad;
+
+	if (ah) {
+		wr.wr.ud.ah = ah;
+		wr.wr.ud.remote_qpn = qp->qp_num;
+		wr.wr.ud.remote_qkey = UD_QKEY;
+	}
+	return ibv_post_send(qp, &wr, &bad);
 }
 
 /* ------------------------------------------------------------------------
@@ -576,22 +615,12 @@ static void test_rc_qp(struct ctx *c)
 	/* Post work: lands in the rings, the SQ doorbell is a write(2). */
 	{
 		char msg[32] = "hello rdma-sim";
-		struct ibv_sge sge = {
-			.addr = (uintptr_t)msg,
-			.length = sizeof(msg),
-		};
-		struct ibv_send_wr wr = {
-			.wr_id = 1,
-			.sg_list = &sge,
-			.num_sge = 1,
-			.opcode = IBV_WR_SEND,
-			.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED,
-		}, *bad;
 		struct ibv_recv_wr rwr = { .wr_id = 2 }, *rbad;
 
 		expect_errno(ibv_post_recv(qp, &rwr, &rbad), 0,
 			     "post_recv (no SGE) on the RC QP");
-		expect_errno(ibv_post_send(qp, &wr, &bad), 0,
+		expect_errno(post_inline_send(qp, msg, sizeof(msg), 1,
+					      IBV_SEND_SIGNALED, NULL), 0,
 			     "post_send inline SEND (SQ doorbell)");
 	}
 	/* RTS -> ERR -> RESET -> INIT again */
@@ -625,20 +654,12 @@ static void test_rc_qp(struct ctx *c)
 
 static void test_ud_ah(struct ctx *c)
 {
-	struct ibv_ah_attr aa = {
-		.is_global = 1,
-		.port_num = 1,
-		.grh = {
-			.dgid = c->gid,
-			.sgid_index = c->gid_index,
-			.hop_limit = 64,
-		},
-	};
+	struct ibv_ah_attr aa = own_av(c);
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT,
 		.pkey_index = 0,
 		.port_num = 1,
-		.qkey = 0x11111111,
+		.qkey = UD_QKEY,
 	};
 	struct ibv_qp *qp;
 	struct ibv_ah *ah;
@@ -667,24 +688,9 @@ static void test_ud_ah(struct ctx *c)
 			     "UD QP RTR->RTS");
 		if (ah) {
 			char buf[16] = "ud";
-			struct ibv_sge sge = {
-				.addr = (uintptr_t)buf,
-				.length = sizeof(buf),
-			};
-			struct ibv_send_wr wr = {
-				.wr_id = 3,
-				.sg_list = &sge,
-				.num_sge = 1,
-				.opcode = IBV_WR_SEND,
-				.send_flags = IBV_SEND_INLINE,
-				.wr.ud = {
-					.ah = ah,
-					.remote_qpn = qp->qp_num,
-					.remote_qkey = 0x11111111,
-				},
-			}, *bad;
 
-			expect_errno(ibv_post_send(qp, &wr, &bad), 0,
+			expect_errno(post_inline_send(qp, buf, sizeof(buf), 3,
+						      0, ah), 0,
 				     "UD post_send with the AH");
 		}
 		expect_errno(ibv_destroy_qp(qp), 0, "destroy UD QP");
@@ -830,12 +836,6 @@ static void test_events(struct ctx *c)
 		.qp_type = IBV_QPT_RC,
 	};
 	char buf[64] = "flush me";
-	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = 16 };
-	struct ibv_send_wr swr = {
-		.wr_id = 0x5e0d, .sg_list = &sge, .num_sge = 1,
-		.opcode = IBV_WR_SEND,
-		.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED,
-	}, *sbad;
 	struct ibv_recv_wr rwr = { .wr_id = 0x7ec5 }, *rbad;
 	int n, i;
 
@@ -878,7 +878,8 @@ static void test_events(struct ctx *c)
 	else
 		fail("CQ not empty after polling");
 	/* Posting on a QP in ERR completes at once with WR_FLUSH_ERR */
-	expect_errno(ibv_post_send(qp, &swr, &sbad), 0, "post_send in ERR");
+	expect_errno(post_inline_send(qp, buf, 16, 0x5e0d, IBV_SEND_SIGNALED,
+				      NULL), 0, "post_send in ERR");
 	for (i = 0, n = 0; i < 500 && n == 0; i++) {
 		n = ibv_poll_cq(cq, 1, wc);
 		if (!n)
@@ -1070,12 +1071,7 @@ static int run_check(struct ctx *c)
 static int run_hold(struct ctx *c)
 {
 	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
-	struct ibv_ah_attr aa = {
-		.is_global = 1,
-		.port_num = 1,
-		.grh = { .dgid = c->gid, .sgid_index = c->gid_index,
-			 .hop_limit = 64 },
-	};
+	struct ibv_ah_attr aa = own_av(c);
 	struct ibv_qp *qp;
 	struct ibv_mr *mr;
 	void *buf = malloc(1 << 20);
