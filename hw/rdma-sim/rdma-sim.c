@@ -367,14 +367,50 @@ static bool rsim_config_writable(RdmaSimState *s, hwaddr addr)
     return true;
 }
 
-static void rsim_set_lo(uint64_t *reg, uint32_t val)
-{
-    *reg = deposit64(*reg, 0, 32, val);
-}
+/*
+ * BASE_LO, BASE_HI and DEPTH of the AQ, ACQ and AEQ: the same layout in
+ * each queue's register block.  Returns false for any other register.
+ */
+QEMU_BUILD_BUG_ON(A_RSIM_AQ_BASE_HI != A_RSIM_AQ_BASE_LO + 4 ||
+                  A_RSIM_AQ_DEPTH != A_RSIM_AQ_BASE_LO + 8 ||
+                  A_RSIM_ACQ_BASE_HI != A_RSIM_ACQ_BASE_LO + 4 ||
+                  A_RSIM_ACQ_DEPTH != A_RSIM_ACQ_BASE_LO + 8 ||
+                  A_RSIM_AEQ_BASE_HI != A_RSIM_AEQ_BASE_LO + 4 ||
+                  A_RSIM_AEQ_DEPTH != A_RSIM_AEQ_BASE_LO + 8);
 
-static void rsim_set_hi(uint64_t *reg, uint32_t val)
+static bool rsim_write_queue_config(RdmaSimState *s, hwaddr addr,
+                                    uint32_t val)
 {
-    *reg = deposit64(*reg, 32, 32, val);
+    const struct {
+        hwaddr block;
+        uint64_t *base;
+        uint32_t *depth;
+    } queues[] = {
+        { A_RSIM_AQ_BASE_LO, &s->aq_base, &s->aq_depth },
+        { A_RSIM_ACQ_BASE_LO, &s->acq_base, &s->acq_depth },
+        { A_RSIM_AEQ_BASE_LO, &s->aeq_base, &s->aeq_depth },
+    };
+
+    for (size_t i = 0; i < ARRAY_SIZE(queues); i++) {
+        if (addr < queues[i].block || addr > queues[i].block + 8) {
+            continue;
+        }
+        if (rsim_config_writable(s, addr)) {
+            switch (addr - queues[i].block) {
+            case 0:
+                *queues[i].base = deposit64(*queues[i].base, 0, 32, val);
+                break;
+            case 4:
+                *queues[i].base = deposit64(*queues[i].base, 32, 32, val);
+                break;
+            default:
+                *queues[i].depth = val;
+                break;
+            }
+        }
+        return true;
+    }
+    return false;
 }
 
 /*
@@ -447,56 +483,11 @@ static void rsim_regs_write(void *opaque, hwaddr addr, uint64_t val64,
     case A_RSIM_INTR_MASK:
         rsim_write_intr_mask(s, val);
         break;
-    case A_RSIM_AQ_BASE_LO:
-        if (rsim_config_writable(s, addr)) {
-            rsim_set_lo(&s->aq_base, val);
-        }
-        break;
-    case A_RSIM_AQ_BASE_HI:
-        if (rsim_config_writable(s, addr)) {
-            rsim_set_hi(&s->aq_base, val);
-        }
-        break;
-    case A_RSIM_AQ_DEPTH:
-        if (rsim_config_writable(s, addr)) {
-            s->aq_depth = val;
-        }
-        break;
     case A_RSIM_AQ_TAIL:
         rsim_write_aq_tail(s, val);
         break;
-    case A_RSIM_ACQ_BASE_LO:
-        if (rsim_config_writable(s, addr)) {
-            rsim_set_lo(&s->acq_base, val);
-        }
-        break;
-    case A_RSIM_ACQ_BASE_HI:
-        if (rsim_config_writable(s, addr)) {
-            rsim_set_hi(&s->acq_base, val);
-        }
-        break;
-    case A_RSIM_ACQ_DEPTH:
-        if (rsim_config_writable(s, addr)) {
-            s->acq_depth = val;
-        }
-        break;
     case A_RSIM_ACQ_HEAD:
         rsim_write_acq_head(s, val);
-        break;
-    case A_RSIM_AEQ_BASE_LO:
-        if (rsim_config_writable(s, addr)) {
-            rsim_set_lo(&s->aeq_base, val);
-        }
-        break;
-    case A_RSIM_AEQ_BASE_HI:
-        if (rsim_config_writable(s, addr)) {
-            rsim_set_hi(&s->aeq_base, val);
-        }
-        break;
-    case A_RSIM_AEQ_DEPTH:
-        if (rsim_config_writable(s, addr)) {
-            s->aeq_depth = val;
-        }
         break;
     case A_RSIM_AEQ_HEAD:
         rsim_write_aeq_head(s, val);
@@ -511,8 +502,10 @@ static void rsim_regs_write(void *opaque, hwaddr addr, uint64_t val64,
         rsim_eth_rx_doorbell(s, val);
         break;
     default:
-        rsim_guest_error(s, "mmio", "write 0x%x to read-only or unassigned "
-                         "register 0x%" HWADDR_PRIx, val, addr);
+        if (!rsim_write_queue_config(s, addr, val)) {
+            rsim_guest_error(s, "mmio", "write 0x%x to read-only or "
+                             "unassigned register 0x%" HWADDR_PRIx, val, addr);
+        }
         break;
     }
 }

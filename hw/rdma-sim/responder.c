@@ -294,6 +294,14 @@ static void rsim_resp_fatal(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt,
     }
 }
 
+/* A remote access violation (key, PD, rights, bounds): class C. */
+static void rsim_resp_access_error(RdmaSimState *s, RsimQp *qp,
+                                   const RocePkt *pkt)
+{
+    s->stats[RSIM_STAT_REM_ACCESS_ERR]++;
+    rsim_resp_fatal(s, qp, pkt, ROCE_NAK_REM_ACCESS, 0);
+}
+
 /*
  * Requests
  */
@@ -411,8 +419,7 @@ static void rsim_resp_write(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
         rsim_mr_dma(s, x->write_rkey, qp->pdn, RSIM_ACCESS_REMOTE_WRITE,
                     x->write_va, (void *)pkt->payload, pkt->paylen,
                     DMA_DIRECTION_FROM_DEVICE) != RSIM_STS_OK) {
-        s->stats[RSIM_STAT_REM_ACCESS_ERR]++;
-        rsim_resp_fatal(s, qp, pkt, ROCE_NAK_REM_ACCESS, 0);
+        rsim_resp_access_error(s, qp, pkt);
         return;
     }
     x->write_va += pkt->paylen;
@@ -575,8 +582,7 @@ static void rsim_resp_read(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
     if (pkt->dma_len &&
         rsim_mr_check(s, pkt->rkey, qp->pdn, RSIM_ACCESS_REMOTE_READ,
                       pkt->va, pkt->dma_len, &mr) != RSIM_STS_OK) {
-        s->stats[RSIM_STAT_REM_ACCESS_ERR]++;
-        rsim_resp_fatal(s, qp, pkt, ROCE_NAK_REM_ACCESS, 0);
+        rsim_resp_access_error(s, qp, pkt);
         return;
     }
     res = rsim_resp_new_resource(x);
@@ -609,8 +615,7 @@ static void rsim_resp_atomic(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
                       pkt->va, 8, &mr) != RSIM_STS_OK ||
         rsim_mr_dma(s, pkt->rkey, qp->pdn, RSIM_ACCESS_REMOTE_ATOMIC,
                     pkt->va, &le, 8, DMA_DIRECTION_TO_DEVICE)) {
-        s->stats[RSIM_STAT_REM_ACCESS_ERR]++;
-        rsim_resp_fatal(s, qp, pkt, ROCE_NAK_REM_ACCESS, 0);
+        rsim_resp_access_error(s, qp, pkt);
         return;
     }
     /*
@@ -626,8 +631,7 @@ static void rsim_resp_atomic(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
     le = cpu_to_le64(val);
     if (rsim_mr_dma(s, pkt->rkey, qp->pdn, RSIM_ACCESS_REMOTE_ATOMIC,
                     pkt->va, &le, 8, DMA_DIRECTION_FROM_DEVICE)) {
-        s->stats[RSIM_STAT_REM_ACCESS_ERR]++;
-        rsim_resp_fatal(s, qp, pkt, ROCE_NAK_REM_ACCESS, 0);
+        rsim_resp_access_error(s, qp, pkt);
         return;
     }
     res = rsim_resp_new_resource(x);
