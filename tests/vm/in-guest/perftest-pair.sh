@@ -4,6 +4,8 @@
 # PERF_CMDS (environment): one command per line, e.g.
 #   "ib_write_bw -s 65536 -n 2000"    (perftest: -d, -x and -F are added)
 #   "ibv_rc_pingpong -s 4096 -n 100 -c"  (rdma-core: -d and -g are added)
+#   "rping -C 10 -v"                   (rdma_cm: -s/-c and -a SERVER_IP
+#                                    are added)
 # Guest A is the server, guest B the client (it adds the peer's address);
 # a line starting with "rev " swaps the roles for that command.
 # Each command's output goes to $RSIM_RESULTS/out-N.txt (client and server).
@@ -29,6 +31,14 @@ while IFS= read -r line; do
     case $tool in
     ib_*) port=18515; extra=(-d "$RDMA_DEV" -x "$RDMA_GID" -F) ;;
     ibv_*) port=18515; extra=(-d "$RDMA_DEV" -g "$RDMA_GID") ;;
+    rping)                            # rdma_cm: no TCP side channel
+        port=
+        if [[ $role == server ]]; then
+            extra=(-s -a "${RSIM_IP%/*}")
+        else
+            extra=(-c -a "$RSIM_PEER")
+        fi
+        ;;
     *) rsim_fail "unknown command: $tool" ;;
     esac
     out=$RSIM_RESULTS/out-$n.txt
@@ -36,14 +46,22 @@ while IFS= read -r line; do
     if [[ $role == server ]]; then
         "${argv[@]}" "${extra[@]}" >"$out" 2>&1 &
         pid=$!
-        rsim_wait_listen "$port" 60
+        if [[ -n $port ]]; then
+            rsim_wait_listen "$port" 60
+        else
+            sleep 3             # an rdma_cm listener has no TCP port to see
+        fi
         rsim_barrier "start-$n" 120
         rc=0
         wait "$pid" || rc=$?
     else
         rsim_barrier "start-$n" 120
         rc=0
-        timeout 600 "${argv[@]}" "${extra[@]}" "$RSIM_PEER" >"$out" 2>&1 || rc=$?
+        argv+=("${extra[@]}")
+        if [[ -n $port ]]; then
+            argv+=("$RSIM_PEER")
+        fi
+        timeout 600 "${argv[@]}" >"$out" 2>&1 || rc=$?
     fi
     cat "$out"
     # the device's counters so far (rdma-sim and rxe both have them)

@@ -44,7 +44,7 @@ rdma_setup() {
         rdma link add rxe0 type rxe netdev "$RSIM_NETIF" || rsim_fail "rdma link add rxe0 failed"
         RDMA_DEV=rxe0
     fi
-    modprobe ib_uverbs
+    modprobe -a ib_uverbs rdma_ucm
     for ((i = 0; i < 100; i++)); do
         RDMA_GID=$(rdma_gid_index "$RDMA_DEV" "$ip") && break
         sleep 0.1
