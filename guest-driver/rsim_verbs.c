@@ -1685,12 +1685,16 @@ static int rsim_get_hw_stats(struct ib_device *ibdev,
 	err = rsim_cmd_query_stats(dev, dev->stats_buf.dma,
 				   RSIM_STAT_COUNT * sizeof(u64), &count);
 	if (!err) {
+		/*
+		 * An older device has fewer counters: the others read 0.
+		 * The core wants every counter it was told about.
+		 */
 		count = min_t(u32, count, stats->num_counters);
-		for (i = 0; i < count; i++)
-			stats->value[i] = le64_to_cpu(v[i]);
+		for (i = 0; i < stats->num_counters; i++)
+			stats->value[i] = i < count ? le64_to_cpu(v[i]) : 0;
 	}
 	mutex_unlock(&dev->stats_lock);
-	return err ? err : count;
+	return err ? err : stats->num_counters;
 }
 
 /* ---- Registration ------------------------------------------------------ */
@@ -1776,6 +1780,8 @@ int rsim_ib_register(struct rsim_dev *dev)
 	if (err) {
 		dev_err(&dev->pdev->dev, "ib_register_device failed: %d\n",
 			err);
+		/* drop the netdev reference, or the netdev can never go */
+		ib_device_set_netdev(ibdev, NULL, 1);
 		return err;
 	}
 	set_bit(RSIM_FLAG_IB_REGISTERED, &dev->flags);
