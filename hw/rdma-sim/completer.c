@@ -153,7 +153,7 @@ void rsim_comp_run(RdmaSimState *s, RsimQp *qp)
 }
 
 /* Find the started, unfinished WQE whose PSN range holds psn. */
-static RsimWqe *rsim_comp_find(RsimQp *qp, uint32_t psn)
+RsimWqe *rsim_comp_find(RsimQp *qp, uint32_t psn)
 {
     RsimXport *x = qp->x;
 
@@ -211,6 +211,7 @@ static void rsim_comp_gap(RdmaSimState *s, RsimQp *qp, uint32_t psn)
     x->nak_restart_valid = true;
     x->last_nak_psn = psn;
     s->stats[RSIM_STAT_RETRANSMITS]++;
+    rsim_flow_loss(s, qp);
     rsim_req_restart(s, qp, psn);
 }
 
@@ -241,7 +242,7 @@ static void rsim_comp_fail(RdmaSimState *s, RsimQp *qp, RsimWqe *w,
 static void rsim_comp_advance(RdmaSimState *s, RsimQp *qp, uint32_t new_comp)
 {
     RsimXport *x = qp->x;
-    uint32_t missing;
+    uint32_t missing, old_comp = x->comp_psn;
 
     if (roce_psn_cmp(new_comp, x->comp_psn) <= 0) {
         return;
@@ -264,6 +265,10 @@ static void rsim_comp_advance(RdmaSimState *s, RsimQp *qp, uint32_t new_comp)
     x->retry_left = qp->retry_cnt;
     x->rnr_left = qp->rnr_retry;
     timer_del(x->retry_timer);
+    if (rsim_flow_acked(s, qp, old_comp)) {
+        /* a probe's answer: what came after it was lost */
+        rsim_comp_gap(s, qp, x->comp_psn);
+    }
     /* the window moved: the requester may send more of a long message */
     rsim_qp_schedule(s, qp);
 }
@@ -313,9 +318,9 @@ static void rsim_comp_read_resp(RdmaSimState *s, RsimQp *qp,
         return;
     }
     /* each request of the READ has its own first and last response */
-    first = w->rcvd_pkts % rsim_read_chunk(x) == 0;
+    first = w->rcvd_pkts % w->read_chunk == 0;
     last = w->rcvd_pkts == w->npkts - 1 ||
-           (w->rcvd_pkts + 1) % rsim_read_chunk(x) == 0;
+           (w->rcvd_pkts + 1) % w->read_chunk == 0;
     off = w->rcvd_pkts * x->mtu;
     want = w->rcvd_pkts == w->npkts - 1 ? w->length - off : x->mtu;
     if (first != !!(pkt->flags & ROCE_F_FIRST) ||
@@ -511,6 +516,7 @@ void rsim_comp_timeout(RdmaSimState *s, RsimQp *qp)
     }
     s->stats[RSIM_STAT_RETRANSMITS]++;
     x->nak_restart_valid = false;
+    rsim_flow_loss(s, qp);
     rsim_req_restart(s, qp, x->comp_psn);
     rsim_retry_timer_update(s, qp);
 }

@@ -794,7 +794,7 @@ static Property rsim_properties[] = {
     DEFINE_PROP_UINT32("max-rd-atom", RdmaSimState, props.max_rd_atom, 128),
     DEFINE_PROP_UINT32("db-pages", RdmaSimState, props.db_pages, 64),
     DEFINE_PROP_UINT32("msix-vectors", RdmaSimState, props.msix_vectors, 9),
-    DEFINE_PROP_UINT32("tx-window", RdmaSimState, props.tx_window, 64),
+    DEFINE_PROP_UINT32("tx-window", RdmaSimState, props.tx_window, 80),
     DEFINE_PROP_UINT32("fault-drop", RdmaSimState, props.fault_drop, 0),
     DEFINE_PROP_UINT32("fault-dup", RdmaSimState, props.fault_dup, 0),
     DEFINE_PROP_UINT32("fault-reorder", RdmaSimState, props.fault_reorder, 0),
@@ -823,8 +823,9 @@ static const struct {
     { "db-pages", "4 KiB doorbell pages in BAR2 (page 0: kernel), 1..1024" },
     { "msix-vectors", "MSI-X vectors: 0 admin/async, the rest completion "
       "EQs; 2..32" },
-    { "tx-window", "KiB of unacknowledged payload per QP, 4..1024: keep it "
-      "below what the receiving host's UDP socket buffers" },
+    { "tx-window", "KiB of unacknowledged RC payload the port keeps in "
+      "flight, for all QPs together, 4..1024: keep it below what the "
+      "receiving host's UDP socket buffers (80 for its default 208 KiB)" },
     { "fault-drop", "drop this share of transmitted RoCE frames, in parts "
       "per million (testing)" },
     { "fault-dup", "duplicate this share of transmitted RoCE frames, ppm" },

@@ -193,6 +193,8 @@ typedef struct RsimQp {
     struct RsimXport *x;        /* transport state, from RTR on */
     bool on_work_list;
     QTAILQ_ENTRY(RsimQp) work_link;
+    bool flow_blocked;          /* waits for the port's budget */
+    QTAILQ_ENTRY(RsimQp) flow_link;
 } RsimQp;
 
 /* One Ethernet descriptor ring of the port's net device */
@@ -221,7 +223,7 @@ typedef struct RsimProps {
     uint32_t max_rd_atom;
     uint32_t db_pages;
     uint32_t msix_vectors;
-    uint32_t tx_window;         /* KiB in flight per QP */
+    uint32_t tx_window;         /* most KiB in flight, per QP and port */
     /* fault injection on transmitted RoCE frames, parts per million */
     uint32_t fault_drop;
     uint32_t fault_dup;
@@ -286,6 +288,13 @@ struct RdmaSimState {
     GByteArray *held_frame;             /* a frame held back to reorder */
     bool held_loop;                     /* ... addressed to this device */
     uint64_t fault_rng;
+
+    /* the port's budget of unacknowledged RC bytes (flow.c) */
+    uint64_t tx_inflight;
+    uint64_t tx_cwnd;
+    uint64_t tx_cwnd_acc;               /* acknowledged since it grew */
+    int64_t tx_cut_ns;                  /* when it was last cut */
+    QTAILQ_HEAD(, RsimQp) tx_blocked;   /* QPs waiting for it */
 
     uint64_t stats[RSIM_STAT_COUNT];
 };

@@ -269,36 +269,41 @@ static uint8_t rsim_send_opcode(const RsimWqe *w, bool first, bool last)
     }
 }
 
-/* Send packet w->next_pkt of a SEND or WRITE. */
-static bool rsim_req_send_packet(RdmaSimState *s, RsimQp *qp, RsimWqe *w)
+/*
+ * Send packet pkt of a SEND or WRITE.  A probe always asks for an ACK and
+ * leaves the requester's own progress alone.
+ */
+static bool rsim_req_send_packet_at(RdmaSimState *s, RsimQp *qp,
+                                    const RsimWqe *w, uint32_t pkt,
+                                    bool probe)
 {
     RsimXport *x = qp->x;
     RoceFrame frame, *f = &frame;
-    uint32_t off = w->next_pkt * x->mtu;
+    uint32_t off = pkt * x->mtu;
     uint32_t n = MIN(x->mtu, w->length - off);
-    bool first = w->next_pkt == 0;
-    bool last = w->next_pkt == w->npkts - 1;
+    uint32_t psn = roce_psn_add(w->first_psn, pkt);
+    bool first = pkt == 0;
+    bool last = pkt == w->npkts - 1;
     bool uc = qp->type == RSIM_QPT_UC;
     /* UC numbers its opcodes like RC, in its own range */
     uint8_t opcode = rsim_send_opcode(w, first, last) |
                      (uc ? ROCE_CLASS_UC : ROCE_CLASS_RC);
     uint16_t fl = roce_opcode_flags(opcode);
     /*
-     * Ask for an ACK at the end of a message, and often enough that one
-     * comes back before the window is full: every half window at most.
-     * UC is never acknowledged.
+     * Ask for an ACK at the end of a message, often enough that one comes
+     * back before the window is full (every half window at most), and
+     * whenever the window or the port's budget stops the QP after this
+     * packet: the ACK is what lets it go on.  UC is never acknowledged.
      */
     bool ackreq = !uc &&
-                  (last || ++x->pkts_since_ackreq >=
-                   MAX(1, MIN(RSIM_ACKREQ_INTERVAL, x->window / 2)));
+                  (probe || last || x->pkts_since_ackreq + 1 >=
+                   MAX(1, MIN(RSIM_ACKREQ_INTERVAL,
+                              rsim_flow_window(s, qp) / 2)) ||
+                   rsim_flow_at_edge(s, qp, psn));
     bool se = last && (w->flags & RSIM_SEND_SOLICITED) &&
               w->opcode != RSIM_WR_RDMA_WRITE;
 
-    if (ackreq) {
-        x->pkts_since_ackreq = 0;
-    }
-    roce_frame_start(f, &x->path, opcode, se, ackreq, qp->dest_qpn,
-                     roce_psn_add(w->first_psn, w->next_pkt));
+    roce_frame_start(f, &x->path, opcode, se, ackreq, qp->dest_qpn, psn);
     if (fl & ROCE_F_RETH) {
         roce_put_reth(f, w->remote_addr, w->rkey, w->length);
     }
@@ -310,32 +315,53 @@ static bool rsim_req_send_packet(RdmaSimState *s, RsimQp *qp, RsimWqe *w)
     }
     if (n && rsim_wqe_gather(s, qp, w, off, roce_frame_put(f, n), n) !=
         RSIM_STS_OK) {
+        return false;
+    }
+    roce_frame_finish(f, n);
+    rsim_xmit(s, f);
+    if (!probe) {
+        x->pkts_since_ackreq = ackreq ? 0 : x->pkts_since_ackreq + 1;
+        if (!uc) {
+            rsim_flow_sent(s, qp, psn, 1, ackreq);
+        }
+    }
+    return true;
+}
+
+/* Send packet w->next_pkt of a SEND or WRITE. */
+static bool rsim_req_send_packet(RdmaSimState *s, RsimQp *qp, RsimWqe *w)
+{
+    if (!rsim_req_send_packet_at(s, qp, w, w->next_pkt, false)) {
         s->stats[RSIM_STAT_LOC_PROT_ERR]++;
         w->status = RSIM_WC_LOC_PROT_ERR;
         w->done = true;
         return false;
     }
-    roce_frame_finish(f, n);
-    rsim_xmit(s, f);
     w->next_pkt++;
     return true;
 }
 
 /*
- * A READ is asked for in requests of at most one window of response
- * packets, so the responder never sends more than the window at once: a
- * larger burst would overflow the receiving host's socket buffer.  The
- * responder handles each request as a READ of its own.
+ * Send the packet with PSN psn again, as a probe (flow.c).  Only SEND and
+ * WRITE packets can be probed: false for anything else.
  */
-uint32_t rsim_read_chunk(const RsimXport *x)
+bool rsim_req_probe(RdmaSimState *s, RsimQp *qp, uint32_t psn)
 {
-    return x->window;
+    RsimWqe *w = rsim_comp_find(qp, psn);
+
+    if (!w || w->opcode == RSIM_WR_RDMA_READ ||
+        rsim_wr_is_atomic(w->opcode) ||
+        roce_psn_cmp(psn, roce_psn_add(w->first_psn, w->next_pkt)) >= 0) {
+        return false;
+    }
+    return rsim_req_send_packet_at(s, qp, w, roce_psn_cmp(psn, w->first_psn),
+                                   true);
 }
 
 /* Packets of the next READ request of w (from w->next_pkt). */
-static uint32_t rsim_req_read_pkts(const RsimXport *x, const RsimWqe *w)
+static uint32_t rsim_req_read_pkts(const RsimWqe *w)
 {
-    return MIN(w->npkts - w->next_pkt, rsim_read_chunk(x));
+    return MIN(w->npkts - w->next_pkt, w->read_chunk);
 }
 
 /* Send the READ request for the next chunk of a READ WQE. */
@@ -344,15 +370,17 @@ static void rsim_req_send_read(RdmaSimState *s, RsimQp *qp, RsimWqe *w)
     RsimXport *x = qp->x;
     RoceFrame frame, *f = &frame;
     uint32_t off = w->next_pkt * x->mtu;
-    uint32_t pkts = rsim_req_read_pkts(x, w);
+    uint32_t pkts = rsim_req_read_pkts(w);
     uint32_t len = MIN((uint64_t)pkts * x->mtu, w->length - off);
+    uint32_t psn = roce_psn_add(w->first_psn, w->next_pkt);
 
     x->pkts_since_ackreq = 0;
     roce_frame_start(f, &x->path, ROCE_RC_READ_REQUEST, false, true,
-                     qp->dest_qpn, roce_psn_add(w->first_psn, w->next_pkt));
+                     qp->dest_qpn, psn);
     roce_put_reth(f, w->remote_addr + off, w->rkey, len);
     roce_frame_finish(f, 0);
     rsim_xmit(s, f);
+    rsim_flow_sent(s, qp, psn, pkts, true);
     w->next_pkt += pkts;
 }
 
@@ -369,6 +397,7 @@ static void rsim_req_send_atomic(RdmaSimState *s, RsimQp *qp, RsimWqe *w)
                     cas ? w->swap : w->compare_add, cas ? w->compare_add : 0);
     roce_frame_finish(f, 0);
     rsim_xmit(s, f);
+    rsim_flow_sent(s, qp, w->first_psn, 1, true);
     w->next_pkt = 1;
 }
 
@@ -468,6 +497,13 @@ static bool rsim_req_start(RdmaSimState *s, RsimQp *qp, RsimWqe *w)
     }
     w->npkts = rsim_wr_is_atomic(w->opcode) ? 1 :
                MAX(1, DIV_ROUND_UP(w->length, x->mtu));
+    /*
+     * A READ is asked for in requests of at most one window of response
+     * packets, so the responder never sends more than the window at once:
+     * a larger burst would overflow the receiving host's socket buffer.
+     * The responder handles each request as a READ of its own.
+     */
+    w->read_chunk = rsim_flow_window(s, qp);
     w->first_psn = x->next_psn;
     x->next_psn = roce_psn_add(x->next_psn, w->npkts);
     return true;
@@ -550,12 +586,17 @@ bool rsim_req_run(RdmaSimState *s, RsimQp *qp)
          * RC: within the window; a READ request only when all its responses
          * fit.  UC is never acknowledged and has no window.
          */
-        if (qp->type == RSIM_QPT_RC &&
-            roce_psn_cmp(roce_psn_add(w->first_psn, w->next_pkt +
-                                      (w->opcode == RSIM_WR_RDMA_READ ?
-                                       rsim_req_read_pkts(x, w) - 1 : 0)),
-                         x->comp_psn) >= x->window) {
-            break;
+        if (qp->type == RSIM_QPT_RC) {
+            uint32_t pkts = w->opcode == RSIM_WR_RDMA_READ ?
+                            rsim_req_read_pkts(w) : 1;
+
+            if (roce_psn_cmp(roce_psn_add(w->first_psn,
+                                          w->next_pkt + pkts - 1),
+                             x->comp_psn) >= x->window ||
+                !rsim_flow_may_send(s, qp, pkts)) {
+                rsim_flow_stopped(s, qp);
+                break;
+            }
         }
         if (w->opcode == RSIM_WR_RDMA_READ) {
             rsim_req_send_read(s, qp, w);
@@ -602,12 +643,20 @@ void rsim_req_restart(RdmaSimState *s, RsimQp *qp, uint32_t psn)
         if (!found) {
             int32_t d = roce_psn_cmp(psn, w->first_psn);
 
-            if (d < 0 || d >= (int32_t)w->npkts) {
+            if (d >= (int32_t)w->npkts) {
+                /*
+                 * Wholly before psn, so acknowledged (or resent when the
+                 * timer goes back to it): the requester moves past it, and
+                 * the completer must see it as sent or it never finishes.
+                 */
+                if (!rsim_wr_needs_response(w->opcode)) {
+                    w->next_pkt = w->npkts;
+                }
                 continue;
             }
             found = true;
             x->req_idx = idx;
-            w->next_pkt = d;
+            w->next_pkt = MAX(d, 0);
         } else {
             w->next_pkt = 0;
         }
@@ -617,7 +666,7 @@ void rsim_req_restart(RdmaSimState *s, RsimQp *qp, uint32_t psn)
              * response belongs to: the responder answers a duplicate
              * request from its first packet on.
              */
-            w->rcvd_pkts -= w->rcvd_pkts % rsim_read_chunk(x);
+            w->rcvd_pkts -= w->rcvd_pkts % w->read_chunk;
             w->next_pkt = w->rcvd_pkts;
             /* those responses are expected again */
             if (roce_psn_cmp(roce_psn_add(w->first_psn, w->rcvd_pkts),
@@ -627,7 +676,10 @@ void rsim_req_restart(RdmaSimState *s, RsimQp *qp, uint32_t psn)
         }
     }
     if (found) {
+        RsimWqe *w = rsim_slot(x, x->req_idx);
+
         x->pkts_since_ackreq = 0;
+        rsim_flow_restart(s, qp, roce_psn_add(w->first_psn, w->next_pkt));
         trace_rdma_sim_req_restart(qp->qpn, psn);
         rsim_qp_schedule(s, qp);
     }

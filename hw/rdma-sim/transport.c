@@ -239,6 +239,7 @@ static void rsim_xport_free(RdmaSimState *s, RsimQp *qp)
         return;
     }
     rsim_qp_unschedule(s, qp);
+    rsim_flow_qp_free(s, qp);
     timer_free(x->retry_timer);
     timer_free(x->rnr_timer);
     g_free(x->slots);
@@ -269,6 +270,7 @@ static RsimXport *rsim_xport_new(RdmaSimState *s, RsimQp *qp)
     x->retry_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rsim_retry_timer_cb,
                                   qp);
     x->rnr_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rsim_rnr_timer_cb, qp);
+    rsim_flow_qp_init(x, qp);
     return x;
 }
 
@@ -330,6 +332,7 @@ void rsim_transport_qp_modified(RdmaSimState *s, RsimQp *qp,
     }
     if (qp->state == RSIM_QPS_RTS && old_state == RSIM_QPS_RTR) {
         x->next_psn = x->comp_psn = qp->sq_psn;
+        x->tx_psn = x->tx_high = qp->sq_psn;
         x->req_idx = x->fetched = qp->sq_cons;
         x->retry_left = qp->retry_cnt;
         x->rnr_left = qp->rnr_retry;
@@ -359,6 +362,7 @@ void rsim_transport_qp_error(RdmaSimState *s, RsimQp *qp)
         return;
     }
     rsim_resp_error(s, qp);
+    rsim_flow_qp_stop(s, qp);
     timer_del(x->retry_timer);
     timer_del(x->rnr_timer);
     rsim_qp_unschedule(s, qp);
@@ -473,6 +477,7 @@ void rsim_transport_init(RdmaSimState *s)
 {
     QTAILQ_INIT(&s->work);
     g_queue_init(&s->loop_frames);
+    rsim_flow_reset(s);
     s->xport_bh = qemu_bh_new_guarded(rsim_xport_bh, s,
                                       &DEVICE(s)->mem_reentrancy_guard);
 }
@@ -490,6 +495,7 @@ void rsim_transport_reset(RdmaSimState *s)
         s->held_frame = NULL;
     }
     qemu_bh_cancel(s->xport_bh);
+    rsim_flow_reset(s);
     s->fault_rng = s->props.fault_seed ? s->props.fault_seed
                                        : 0x9e3779b97f4a7c15ull;
 }

@@ -8,6 +8,8 @@
  *                responses and atomic results
  *   completer.c  handles ACKs/NAKs/responses, retransmission and send
  *                completions
+ *   flow.c       round-trip times, tail-loss probes, the port's budget of
+ *                unacknowledged bytes
  *
  * The engine runs in the main loop (bottom half, timers, NIC receive), never
  * on a vCPU thread, and never waits: a QP that cannot progress (window
@@ -72,6 +74,7 @@ typedef struct RsimWqe {
     uint32_t npkts;
     uint32_t next_pkt;          /* next packet to (re)send */
     uint32_t rcvd_pkts;         /* READ response packets received */
+    uint32_t read_chunk;        /* READ: response packets per request */
     uint8_t data[];             /* RsimSgl[num_sge] or inline bytes */
 } RsimWqe;
 
@@ -121,6 +124,21 @@ typedef struct RsimXport {
     uint32_t rnr_psn;           /* where to resume after the RNR wait */
     QEMUTimer *retry_timer;
     QEMUTimer *rnr_timer;
+
+    /* flow control and loss recovery (flow.c) */
+    uint32_t tx_psn;            /* after the last PSN sent (since a go-back) */
+    uint32_t tx_high;           /* after the newest PSN ever sent */
+    uint64_t charged;           /* bytes counted in the port's tx_inflight */
+    uint32_t ackreq_psn;        /* newest PSN sent with AckReq */
+    bool ackreq_valid;
+    int64_t srtt_ns;            /* smoothed round-trip time, 0: not known */
+    int64_t rttvar_ns;
+    uint32_t rtt_psn;           /* PSN whose acknowledgement is timed */
+    int64_t rtt_sent_ns;        /* when it left; 0: nothing timed */
+    bool probing;               /* a probe is out, its answer decides */
+    uint32_t probe_high;        /* tx_psn when the probe left */
+    unsigned probe_backoff;
+    QEMUTimer *probe_timer;
 
     /* responder */
     uint32_t epsn;              /* expected request PSN */
@@ -188,11 +206,11 @@ bool rsim_transport_rx(RdmaSimState *s, const uint8_t *frame, size_t len);
 
 /* requester.c */
 bool rsim_req_run(RdmaSimState *s, RsimQp *qp);
-uint32_t rsim_read_chunk(const RsimXport *x);
 enum rsim_status rsim_wqe_gather(RdmaSimState *s, RsimQp *qp,
                                  const RsimWqe *w, uint32_t off,
                                  uint8_t *buf, uint32_t n);
 void rsim_req_restart(RdmaSimState *s, RsimQp *qp, uint32_t psn);
+bool rsim_req_probe(RdmaSimState *s, RsimQp *qp, uint32_t psn);
 uint32_t rsim_req_outstanding(RsimQp *qp);
 
 /* responder.c */
@@ -218,6 +236,22 @@ void rsim_comp_rx(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt);
 void rsim_comp_run(RdmaSimState *s, RsimQp *qp);
 void rsim_comp_timeout(RdmaSimState *s, RsimQp *qp);
 void rsim_comp_rnr_expired(RdmaSimState *s, RsimQp *qp);
+RsimWqe *rsim_comp_find(RsimQp *qp, uint32_t psn);
+
+/* flow.c */
+void rsim_flow_reset(RdmaSimState *s);
+void rsim_flow_qp_init(RsimXport *x, RsimQp *qp);
+void rsim_flow_qp_stop(RdmaSimState *s, RsimQp *qp);
+void rsim_flow_qp_free(RdmaSimState *s, RsimQp *qp);
+uint32_t rsim_flow_window(RdmaSimState *s, RsimQp *qp);
+bool rsim_flow_at_edge(RdmaSimState *s, RsimQp *qp, uint32_t psn);
+bool rsim_flow_may_send(RdmaSimState *s, RsimQp *qp, uint32_t pkts);
+void rsim_flow_stopped(RdmaSimState *s, RsimQp *qp);
+void rsim_flow_sent(RdmaSimState *s, RsimQp *qp, uint32_t psn, uint32_t pkts,
+                    bool ackreq);
+void rsim_flow_restart(RdmaSimState *s, RsimQp *qp, uint32_t psn);
+bool rsim_flow_acked(RdmaSimState *s, RsimQp *qp, uint32_t old_comp);
+void rsim_flow_loss(RdmaSimState *s, RsimQp *qp);
 
 /* ud.c */
 uint32_t rsim_ud_max_msg(RdmaSimState *s);

@@ -432,7 +432,9 @@ struct rsim_query_stats_resp {
     X(FAULT_DUP, "fault_duplicated")                                   \
     X(FAULT_REORDER, "fault_reordered")                                \
     X(FAULT_CORRUPT, "fault_corrupted")                                \
-    X(GUEST_ERRORS, "guest_errors")
+    X(GUEST_ERRORS, "guest_errors")                                    \
+    X(LOSS_PROBES, "loss_probes")                                      \
+    X(TX_BUDGET_CUTS, "tx_budget_cuts")
 
 enum rsim_stat {
 #define RSIM_STAT_ENUM(n, s) RSIM_STAT_ ## n,

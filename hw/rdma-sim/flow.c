@@ -1,0 +1,383 @@
+/*
+ * rdma-sim: RC flow control - round-trip times, tail-loss probes and the
+ * port's transmit budget
+ *
+ * Between VMs the link is a host UDP socket.  It loses a frame only when
+ * the receiving socket's buffer is full (about 208 KiB with the kernel's
+ * per-packet overhead, some 90 KiB of RoCE payload), so how much a
+ * requester may have in flight decides both speed and loss:
+ *
+ * - The port keeps one budget of unacknowledged bytes for all its RC QPs,
+ *   since they all fill the same socket buffer at the other end.  It is
+ *   tx-window KiB; the default, 80, stays below what a default socket
+ *   buffer holds at every path MTU.  A loss (a PSN sequence NAK, a gap in
+ *   responses, a timeout) cuts it to 7/10, at most once per round trip,
+ *   for links that lose frames anyway (a busy hub, fault injection); it
+ *   grows back by one path MTU per budget's worth of acknowledged bytes.
+ *   A QP with nothing in flight may always send, so every QP progresses.
+ *
+ * - A lost packet at the end of a burst is followed by nothing the
+ *   responder could NAK, and the QP's timeout (perftest's 14 means 67 ms)
+ *   would stall the QP.  After a probe timeout of about two round trips
+ *   without an acknowledgement, the requester sends its newest packet
+ *   again with AckReq: the responder acknowledges everything or NAKs the
+ *   first gap.  If that brings nothing either (the responder NAKs a gap
+ *   only once), the oldest unacknowledged packet goes out: a duplicate is
+ *   acknowledged with the newest PSN the responder holds, the expected PSN
+ *   is executed and acknowledged, and an answer that does not cover
+ *   everything sent means the rest was lost: the requester goes back to
+ *   it at once.  For a READ or atomic the request itself is sent again.
+ *   Probes back off exponentially and count no retries: the QP's own
+ *   retransmission timer and retry_cnt work exactly as IBTA says.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/main-loop.h"
+#include "transport.h"
+#include "trace.h"
+
+/* Probe timeout bounds, and before the first round trip was measured */
+#define RSIM_PTO_MIN_NS         (2 * SCALE_MS)
+#define RSIM_PTO_MAX_NS         (200 * SCALE_MS)
+#define RSIM_PTO_INITIAL_NS     (5 * SCALE_MS)
+/* Doublings of the probe timeout while probes go unanswered */
+#define RSIM_PTO_MAX_BACKOFF    6
+
+/* The least the port's budget is cut to */
+#define RSIM_CWND_MIN           (16 * KiB)
+
+static int64_t rsim_flow_now(void)
+{
+    return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+}
+
+static uint64_t rsim_flow_cwnd_max(RdmaSimState *s)
+{
+    return (uint64_t)s->props.tx_window * KiB;
+}
+
+/*
+ * Round trips and probes
+ */
+
+static int64_t rsim_flow_pto(const RsimXport *x)
+{
+    int64_t pto = x->srtt_ns ? x->srtt_ns + MAX(4 * x->rttvar_ns, x->srtt_ns)
+                             : RSIM_PTO_INITIAL_NS;
+
+    pto = MIN(MAX(pto, RSIM_PTO_MIN_NS), RSIM_PTO_MAX_NS);
+    return pto << MIN(x->probe_backoff, RSIM_PTO_MAX_BACKOFF);
+}
+
+/* Keep the probe timer running while PSNs are unacknowledged. */
+static void rsim_flow_arm_probe(RsimQp *qp, bool restart)
+{
+    RsimXport *x = qp->x;
+    int64_t pto = rsim_flow_pto(x);
+
+    if (!rsim_req_outstanding(qp) ||
+        (qp->timeout && pto >= ((int64_t)4096 << qp->timeout))) {
+        /* nothing to probe, or the QP's own timeout comes first */
+        timer_del(x->probe_timer);
+    } else if (restart || !timer_pending(x->probe_timer)) {
+        timer_mod(x->probe_timer, rsim_flow_now() + pto);
+    }
+}
+
+static void rsim_flow_rtt_sample(RsimXport *x, int64_t rtt)
+{
+    if (!x->srtt_ns) {
+        x->srtt_ns = rtt;
+        x->rttvar_ns = rtt / 2;
+    } else {
+        int64_t err = rtt - x->srtt_ns;
+
+        x->srtt_ns += err / 8;
+        x->rttvar_ns += ((err < 0 ? -err : err) - x->rttvar_ns) / 4;
+    }
+}
+
+static void rsim_flow_probe_cb(void *opaque)
+{
+    RsimQp *qp = opaque;
+    RsimXport *x = qp->x;
+    RdmaSimState *s = x->dev;
+    uint32_t psn;
+    bool sent;
+
+    if ((qp->state != RSIM_QPS_RTS && qp->state != RSIM_QPS_SQD) ||
+        x->rnr_wait || x->cq_stalled || x->req_error ||
+        !rsim_req_outstanding(qp)) {
+        return;
+    }
+    s->busy++;
+    x->rtt_sent_ns = 0;
+    if (!x->probe_backoff) {
+        /*
+         * First the newest packet: the responder answers it with an ACK
+         * of everything, or with a sequence NAK at the first gap.  Either
+         * is unambiguous; acknowledgements still on their way change
+         * nothing.
+         */
+        psn = roce_psn_add(x->tx_psn, ROCE_PSN_MASK);
+        sent = roce_psn_cmp(psn, x->comp_psn) >= 0 &&
+               rsim_req_probe(s, qp, psn);
+    } else {
+        /*
+         * Still nothing: the responder may have NAKed already and drop
+         * everything but the PSN it expects.  After this long nothing else
+         * is in flight, so the answer to the oldest packet shows exactly
+         * where the responder is.
+         */
+        psn = x->comp_psn;
+        sent = rsim_req_probe(s, qp, psn);
+        if (sent) {
+            x->probing = true;
+            x->probe_high = x->tx_psn;
+        } else {
+            /* a READ or atomic: its responses come only when asked again */
+            x->nak_restart_valid = false;
+            rsim_req_restart(s, qp, psn);
+        }
+    }
+    s->stats[RSIM_STAT_LOSS_PROBES]++;
+    trace_rdma_sim_probe(qp->qpn, psn, x->probe_backoff);
+    x->probe_backoff++;
+    rsim_flow_arm_probe(qp, true);
+    s->busy--;
+}
+
+/*
+ * The port's budget
+ */
+
+/* Charge the QP's unacknowledged bytes to the port; wake waiting QPs. */
+static void rsim_flow_charge(RdmaSimState *s, RsimQp *qp, uint64_t bytes)
+{
+    RsimXport *x = qp->x;
+    RsimQp *w, *next;
+
+    s->tx_inflight = s->tx_inflight - x->charged + bytes;
+    x->charged = bytes;
+    /* wake the waiting QPs when a quarter is free, not for every packet */
+    if (s->tx_inflight + s->tx_cwnd / 4 > s->tx_cwnd) {
+        return;
+    }
+    QTAILQ_FOREACH_SAFE(w, &s->tx_blocked, flow_link, next) {
+        QTAILQ_REMOVE(&s->tx_blocked, w, flow_link);
+        w->flow_blocked = false;
+        rsim_qp_schedule(s, w);
+    }
+}
+
+static void rsim_flow_recharge(RdmaSimState *s, RsimQp *qp)
+{
+    RsimXport *x = qp->x;
+    int32_t pkts = roce_psn_cmp(x->tx_psn, x->comp_psn);
+
+    rsim_flow_charge(s, qp, pkts > 0 ? (uint64_t)pkts * x->mtu : 0);
+}
+
+/* Effective window of the QP in PSNs: its own and its share of the port's */
+uint32_t rsim_flow_window(RdmaSimState *s, RsimQp *qp)
+{
+    RsimXport *x = qp->x;
+
+    return MAX(1, MIN(x->window, s->tx_cwnd / x->mtu));
+}
+
+/*
+ * Should packet psn ask for an ACK because the window or the budget stops
+ * the QP after it?  Only if no ACK is asked for already: an ACK that
+ * frees some budget would otherwise make the next packet ask again, and
+ * soon every other packet would be acknowledged.
+ */
+bool rsim_flow_at_edge(RdmaSimState *s, RsimQp *qp, uint32_t psn)
+{
+    RsimXport *x = qp->x;
+
+    if (x->ackreq_valid && roce_psn_cmp(x->ackreq_psn, x->comp_psn) >= 0) {
+        return false;
+    }
+    return roce_psn_cmp(roce_psn_add(psn, 1), x->comp_psn) >=
+           (int32_t)x->window ||
+           s->tx_inflight + 2ull * x->mtu > s->tx_cwnd;
+}
+
+/*
+ * The window or the budget stopped the QP.  If none of its packets in
+ * flight asks for an ACK, nothing would let it go on before a probe: ask
+ * now, with its newest packet again.
+ */
+void rsim_flow_stopped(RdmaSimState *s, RsimQp *qp)
+{
+    RsimXport *x = qp->x;
+    uint32_t newest = roce_psn_add(x->tx_psn, ROCE_PSN_MASK);
+
+    if (roce_psn_cmp(newest, x->comp_psn) < 0 ||
+        (x->ackreq_valid && roce_psn_cmp(x->ackreq_psn, x->comp_psn) >= 0)) {
+        return;
+    }
+    if (rsim_req_probe(s, qp, newest)) {
+        x->ackreq_psn = newest;
+        x->ackreq_valid = true;
+    }
+}
+
+bool rsim_flow_may_send(RdmaSimState *s, RsimQp *qp, uint32_t pkts)
+{
+    RsimXport *x = qp->x;
+
+    if (!x->charged ||
+        s->tx_inflight + (uint64_t)pkts * x->mtu <= s->tx_cwnd) {
+        return true;
+    }
+    if (!qp->flow_blocked) {
+        qp->flow_blocked = true;
+        QTAILQ_INSERT_TAIL(&s->tx_blocked, qp, flow_link);
+    }
+    return false;
+}
+
+/* A loss showed: cut the port's budget, once per round trip. */
+void rsim_flow_loss(RdmaSimState *s, RsimQp *qp)
+{
+    int64_t now = rsim_flow_now();
+
+    if (s->tx_cut_ns && now - s->tx_cut_ns < MAX(qp->x->srtt_ns,
+                                                 RSIM_PTO_MIN_NS)) {
+        return;
+    }
+    s->tx_cut_ns = now;
+    s->tx_cwnd = MAX(MIN(RSIM_CWND_MIN, rsim_flow_cwnd_max(s)),
+                     s->tx_cwnd * 7 / 10);
+    s->tx_cwnd_acc = 0;
+    s->stats[RSIM_STAT_TX_BUDGET_CUTS]++;
+    trace_rdma_sim_budget(s->tx_cwnd, "cut");
+}
+
+/*
+ * Requester and completer hooks
+ */
+
+/* Packets [psn, psn + pkts) left (a READ request: its responses). */
+void rsim_flow_sent(RdmaSimState *s, RsimQp *qp, uint32_t psn, uint32_t pkts,
+                    bool ackreq)
+{
+    RsimXport *x = qp->x;
+    uint32_t end = roce_psn_add(psn, pkts);
+
+    if (ackreq) {
+        x->ackreq_psn = roce_psn_add(end, ROCE_PSN_MASK);
+        x->ackreq_valid = true;
+    }
+    if (roce_psn_cmp(end, x->tx_psn) <= 0) {
+        return;
+    }
+    /* time the first new AckReq packet; resent ones would mislead (Karn) */
+    if (ackreq && !x->rtt_sent_ns && roce_psn_cmp(psn, x->tx_high) >= 0) {
+        x->rtt_psn = roce_psn_add(end, ROCE_PSN_MASK);
+        x->rtt_sent_ns = rsim_flow_now();
+    }
+    x->tx_psn = end;
+    if (roce_psn_cmp(end, x->tx_high) > 0) {
+        x->tx_high = end;
+    }
+    rsim_flow_recharge(s, qp);
+    rsim_flow_arm_probe(qp, false);
+}
+
+/* The requester goes back to psn: what followed counts as lost. */
+void rsim_flow_restart(RdmaSimState *s, RsimQp *qp, uint32_t psn)
+{
+    RsimXport *x = qp->x;
+
+    if (roce_psn_cmp(psn, x->tx_psn) < 0) {
+        x->tx_psn = psn;
+    }
+    x->rtt_sent_ns = 0;
+    rsim_flow_recharge(s, qp);
+}
+
+/*
+ * comp_psn moved on from old_comp.  Returns true when a probe's answer
+ * showed that packets after comp_psn were lost: the caller goes back.
+ */
+bool rsim_flow_acked(RdmaSimState *s, RsimQp *qp, uint32_t old_comp)
+{
+    RsimXport *x = qp->x;
+    int32_t pkts = roce_psn_cmp(x->comp_psn, old_comp);
+    bool lost = false;
+
+    if (pkts <= 0) {
+        return false;
+    }
+    if (x->rtt_sent_ns && roce_psn_cmp(x->comp_psn, x->rtt_psn) > 0) {
+        rsim_flow_rtt_sample(x, rsim_flow_now() - x->rtt_sent_ns);
+        x->rtt_sent_ns = 0;
+    }
+    if (x->probing) {
+        x->probing = false;
+        lost = roce_psn_cmp(x->comp_psn, x->probe_high) < 0;
+    }
+    if (roce_psn_cmp(x->tx_psn, x->comp_psn) < 0) {
+        x->tx_psn = x->comp_psn;
+    }
+    x->probe_backoff = 0;
+
+    /* after a cut: one MTU more per budget's worth acknowledged */
+    s->tx_cwnd_acc += (uint64_t)pkts * x->mtu;
+    if (s->tx_cwnd_acc >= s->tx_cwnd) {
+        s->tx_cwnd_acc = 0;
+        if (s->tx_cwnd < rsim_flow_cwnd_max(s)) {
+            s->tx_cwnd = MIN(s->tx_cwnd + x->mtu, rsim_flow_cwnd_max(s));
+        }
+    }
+    rsim_flow_recharge(s, qp);
+    rsim_flow_arm_probe(qp, true);
+    return lost;
+}
+
+/*
+ * Life cycle
+ */
+
+void rsim_flow_qp_init(RsimXport *x, RsimQp *qp)
+{
+    x->probe_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rsim_flow_probe_cb, qp);
+}
+
+/* The QP stops sending (ERR, reset, destroy): nothing of it is in flight. */
+void rsim_flow_qp_stop(RdmaSimState *s, RsimQp *qp)
+{
+    RsimXport *x = qp->x;
+
+    if (qp->flow_blocked) {
+        QTAILQ_REMOVE(&s->tx_blocked, qp, flow_link);
+        qp->flow_blocked = false;
+    }
+    if (x) {
+        timer_del(x->probe_timer);
+        x->probing = false;
+        x->rtt_sent_ns = 0;
+        rsim_flow_charge(s, qp, 0);
+    }
+}
+
+void rsim_flow_qp_free(RdmaSimState *s, RsimQp *qp)
+{
+    rsim_flow_qp_stop(s, qp);
+    timer_free(qp->x->probe_timer);
+}
+
+/* Power-on state of the port's budget (every QP is gone). */
+void rsim_flow_reset(RdmaSimState *s)
+{
+    QTAILQ_INIT(&s->tx_blocked);
+    s->tx_inflight = 0;
+    s->tx_cwnd = rsim_flow_cwnd_max(s);
+    s->tx_cwnd_acc = 0;
+    s->tx_cut_ns = 0;
+}
