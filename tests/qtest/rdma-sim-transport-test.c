@@ -318,6 +318,8 @@ static const uint8_t test_gid_v6[16] = {
 };
 /* The pair's address family: set before pair_start() */
 static bool test_ipv6;
+/* Local ACK timeout of the pairs' QPs: 4.096 us << test_timeout */
+static uint8_t test_timeout = 10;
 
 static const uint8_t *test_gid(void)
 {
@@ -563,8 +565,10 @@ static void pair_start(Pair *p, const char *props, uint8_t path_mtu,
 
     create_qp(&p->d, &p->a, p->pdn, p->eqn);
     create_qp(&p->d, &p->b, p->pdn, p->eqn);
-    connect_qp(&p->d, p->a.qpn, p->b.qpn, ACCESS_ALL, path_mtu, 10, retry);
-    connect_qp(&p->d, p->b.qpn, p->a.qpn, b_access, path_mtu, 10, retry);
+    connect_qp(&p->d, p->a.qpn, p->b.qpn, ACCESS_ALL, path_mtu, test_timeout,
+               retry);
+    connect_qp(&p->d, p->b.qpn, p->a.qpn, b_access, path_mtu, test_timeout,
+               retry);
     p->ma = reg_mr(&p->d, p->pdn, BUF_SIZE, ACCESS_ALL);
     p->mb = reg_mr(&p->d, p->pdn, BUF_SIZE, ACCESS_ALL);
 }
@@ -813,6 +817,35 @@ static void test_loopback_loss(void)
     g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_FAULT_DROP), >, 0);
     g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_FAULT_REORDER), >, 0);
     g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_RETRANSMITS), >, 0);
+    dev_stop(&p.d);
+}
+
+/*
+ * A QP timeout of 268 ms, as applications set it, and 2% loss: a lost last
+ * packet of a burst (every lost single-packet message, every lost READ
+ * response at the end) is found by a probe after a few milliseconds, never
+ * by the retransmission timer; and the lost time shows it.
+ */
+static void test_loopback_tail_loss(void)
+{
+    g_autofree char *props =
+        g_strdup_printf(",fault-drop=20000,fault-seed=%s",
+                        getenv("RSIM_QTEST_SEED") ?: "9");
+    int64_t start;
+    Pair p;
+
+    test_timeout = 16;
+    pair_start(&p, props, RSIM_MTU_1024, ACCESS_ALL, 7);
+    start = qtest_clock_step(p.d.qts, 0);
+    run_all_ops(&p);
+    g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_FAULT_DROP), >, 0);
+    g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_LOSS_PROBES), >, 0);
+    g_assert_cmpuint(dev_stat(&p.d, RSIM_STAT_TIMEOUTS), ==, 0);
+    /* far less than one timeout per lost frame */
+    g_assert_cmpint(qtest_clock_step(p.d.qts, 0) - start, <,
+                    dev_stat(&p.d, RSIM_STAT_FAULT_DROP) * 268 * 1000 * 1000 /
+                    4);
+    test_timeout = 10;
     dev_stop(&p.d);
 }
 
@@ -1810,6 +1843,8 @@ int main(int argc, char **argv)
     qtest_add_func("/rdma-sim/transport/small-window",
                    test_loopback_small_window);
     qtest_add_func("/rdma-sim/transport/loss-reorder", test_loopback_loss);
+    qtest_add_func("/rdma-sim/transport/tail-loss-probe",
+                   test_loopback_tail_loss);
     qtest_add_func("/rdma-sim/transport/read-burst-lossy",
                    test_loopback_read_burst);
     qtest_add_func("/rdma-sim/transport/dup-corrupt",
