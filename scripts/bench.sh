@@ -6,8 +6,12 @@
 # ceiling for any VM-to-VM link here).  Prints a table with the ratios and
 # writes it to build/bench/bench-DATE.md (and bench-latest.md).
 #
+# Each pair runs BENCH_RUNS times (default 3), rdma-sim and Soft-RoCE in
+# turn: two cores shared by four busy threads make single runs vary by a
+# third or more, so the table gives the median and the range of the runs.
+#
 # Settings: BENCH_ITERS (bandwidth iterations, default 2000), LAT_ITERS
-# (default 2000), BENCH_MTUS (default "1500 9000").
+# (default 2000), BENCH_MTUS (default "1500 9000"), BENCH_RUNS (default 3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . tests/vm/test-lib.sh
@@ -16,6 +20,8 @@ vmtest_init bench
 iters=${BENCH_ITERS:-2000}
 lat=${LAT_ITERS:-2000}
 mtus=${BENCH_MTUS:-1500 9000}
+runs=${BENCH_RUNS:-3}
+[[ $runs =~ ^[1-9][0-9]*$ ]] || vmtest_fail "BENCH_RUNS must be a positive number of runs, not '$runs'"
 cmds="ib_write_bw -s 65536 -n $iters
 ib_write_bw -s 1048576 -n $((iters / 8))
 ib_send_bw -s 65536 -n $iters
@@ -27,33 +33,49 @@ names=("ib_write_bw 64 KiB" "ib_write_bw 1 MiB" "ib_send_bw 64 KiB"
 ntests=${#names[@]}
 
 # The figure perftest's client printed: BW average (MB/s), or the typical
-# and average latency (us).
+# and average latency (us); one space-separated value per run.
 declare -A res
 collect() {
     local key=$1 dir=$2 i line
     for ((i = 1; i <= ntests; i++)); do
         line=$(grep -A1 -E '^ *#bytes' "$dir/out-$i.txt" 2>/dev/null | tail -n1 || true)
         if [[ ${names[i - 1]} == *_bw* ]]; then
-            res[$key,$i]=$(awk '{print $4}' <<<"$line")
+            res[$key,$i]+=" $(awk '{print $4}' <<<"$line")"
         else
-            res[$key,$i]=$(awk '{print $5}' <<<"$line")
-            res[$key,avg$i]=$(awk '{print $6}' <<<"$line")
+            res[$key,$i]+=" $(awk '{print $5}' <<<"$line")"
+            res[$key,avg$i]+=" $(awk '{print $6}' <<<"$line")"
         fi
     done
 }
 
+# The median of the runs' values ("?" when a run printed none).
+median() {
+    tr ' ' '\n' <<<"$1" | awk 'NF' | sort -g |
+        awk '$1 !~ /^[0-9.]+$/ { bad = 1 } { v[NR] = $1 }
+             END { if (bad || !NR) print "?"; else if (NR % 2) print v[(NR + 1) / 2];
+                   else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# "min-max" of the runs' values, or nothing for a single run.
+spread() {
+    ((runs > 1)) || return 0
+    tr ' ' '\n' <<<"$1" | awk 'NF' | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf " (%s-%s)", lo, hi }'
+}
+
+for ((run = 1; run <= runs; run++)); do
 for mtu in $mtus; do
     for stack in rxe rsim; do
-        echo "bench: $stack pair, Ethernet MTU $mtu ..."
+        echo "bench: run $run of $runs: $stack pair, Ethernet MTU $mtu ..."
         start=$SECONDS
         vmtest_pair "$stack" "$stack" -t 1200 -s tests/vm/in-guest/perftest-pair.sh \
             -e RSIM_ETH_MTU="$mtu" -e PERF_CMDS="$cmds"
         ((VMTEST_RC == 0)) || vmtest_fail "the $stack pair (MTU $mtu) failed (logs: $VMTEST_RUN)"
         collect "$stack$mtu" "${VMTEST_RESULTS[1]}"
         res[$stack$mtu,pmtu]=$(sed -n 's/^ *Mtu *: *\([0-9]*\).*/\1/p' "${VMTEST_RESULTS[1]}/out-1.txt" | head -n1)
-        res[$stack$mtu,wall]=$((SECONDS - start))
+        res[$stack$mtu,wall]+=" $((SECONDS - start))"
         rm -rf "$(dirname "$VMTEST_RUN")"
     done
+done
 done
 
 # The host's own UDP over loopback, 4200-byte datagrams, one stream.
@@ -75,6 +97,10 @@ out=build/bench/bench-$(date +%Y%m%d-%H%M%S).md
     echo "Pairs of TCG guests (1 vCPU, 1 GiB each) on $(nproc) host cores, Debian $(tests/vm/vm abi)"
     echo "kernel, host UDP link (-netdev socket,udp=), stock perftest; figures from the client."
     echo "Soft-RoCE = rdma_rxe over virtio-net in the guest; rdma-sim = this device and driver."
+    if ((runs > 1)); then
+        echo "Each pair ran $runs times: medians, with the range of the runs in brackets;"
+        echo "the ratio is of the medians."
+    fi
     echo
     for mtu in $mtus; do
         echo "## Ethernet MTU $mtu (RoCE path MTU: Soft-RoCE ${res[rxe$mtu,pmtu]:-?}, rdma-sim ${res[rsim$mtu,pmtu]:-?})"
@@ -82,17 +108,18 @@ out=build/bench/bench-$(date +%Y%m%d-%H%M%S).md
         echo "| test | Soft-RoCE | rdma-sim | rdma-sim vs Soft-RoCE |"
         echo "|---|---|---|---|"
         for ((i = 1; i <= ntests; i++)); do
-            a=${res[rxe$mtu,$i]:-?} b=${res[rsim$mtu,$i]:-?}
+            a=$(median "${res[rxe$mtu,$i]}") b=$(median "${res[rsim$mtu,$i]}")
+            ra=$(spread "${res[rxe$mtu,$i]}") rb=$(spread "${res[rsim$mtu,$i]}")
             if [[ ${names[i - 1]} == *_bw* ]]; then
-                ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0) printf "%.1fx the bandwidth", b / a; else print "?" }')
-                echo "| ${names[i - 1]} | $a MB/s | $b MB/s | $ratio |"
+                ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0 && b != "?") printf "%.1fx the bandwidth", b / a; else print "?" }')
+                echo "| ${names[i - 1]} | $a$ra MB/s | $b$rb MB/s | $ratio |"
             else
-                ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0) printf "%.2f of the latency", b / a; else print "?" }')
-                echo "| ${names[i - 1]}, typical (average) | $a ($(printf %s "${res[rxe$mtu,avg$i]:-?}")) us | $b ($(printf %s "${res[rsim$mtu,avg$i]:-?}")) us | $ratio |"
+                ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0 && b != "?") printf "%.2f of the latency", b / a; else print "?" }')
+                echo "| ${names[i - 1]}: typical; average | $a$ra us; $(median "${res[rxe$mtu,avg$i]}") us | $b$rb us; $(median "${res[rsim$mtu,avg$i]}") us | $ratio |"
             fi
         done
         echo
-        echo "Whole run (boot, setup, all tests, power off): Soft-RoCE ${res[rxe$mtu,wall]} s, rdma-sim ${res[rsim$mtu,wall]} s."
+        echo "Whole run of a pair (boot, setup, all tests, power off), median: Soft-RoCE $(median "${res[rxe$mtu,wall]}") s, rdma-sim $(median "${res[rsim$mtu,wall]}") s."
         echo
     done
     echo "Host UDP over loopback (iperf3, 4200-byte datagrams, one stream): $udp MB/s."
