@@ -33,49 +33,63 @@ names=("ib_write_bw 64 KiB" "ib_write_bw 1 MiB" "ib_send_bw 64 KiB"
 ntests=${#names[@]}
 
 # The figure perftest's client printed: BW average (MB/s), or the typical
-# and average latency (us); one space-separated value per run.
+# and average latency (us); one space-separated value per run, "?" for a
+# run that printed none.
 declare -A res
+add_value() {
+    local v
+    v=$(awk -v f="$3" '{ print $f }' <<<"$2")
+    res[$1]+=" ${v:-?}"
+}
 collect() {
     local key=$1 dir=$2 i line
     for ((i = 1; i <= ntests; i++)); do
         line=$(grep -A1 -E '^ *#bytes' "$dir/out-$i.txt" 2>/dev/null | tail -n1 || true)
         if [[ ${names[i - 1]} == *_bw* ]]; then
-            res[$key,$i]+=" $(awk '{print $4}' <<<"$line")"
+            add_value "$key,$i" "$line" 4
         else
-            res[$key,$i]+=" $(awk '{print $5}' <<<"$line")"
-            res[$key,avg$i]+=" $(awk '{print $6}' <<<"$line")"
+            add_value "$key,$i" "$line" 5
+            add_value "$key,avg$i" "$line" 6
         fi
     done
 }
 
-# The median of the runs' values ("?" when a run printed none).
+# The runs' values of a cell, one per line, in numeric order.
+sorted_values() {
+    tr ' ' '\n' <<<"$1" | awk 'NF' | sort -g
+}
+
+# The median of the runs' values ("?" when any run has none).
 median() {
-    tr ' ' '\n' <<<"$1" | awk 'NF' | sort -g |
+    sorted_values "$1" |
         awk '$1 !~ /^[0-9.]+$/ { bad = 1 } { v[NR] = $1 }
              END { if (bad || !NR) print "?"; else if (NR % 2) print v[(NR + 1) / 2];
                    else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-# "min-max" of the runs' values, or nothing for a single run.
+# " (min-max)" of the runs' values; nothing for a single run or when any
+# run has none.
 spread() {
     ((runs > 1)) || return 0
-    tr ' ' '\n' <<<"$1" | awk 'NF' | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf " (%s-%s)", lo, hi }'
+    sorted_values "$1" |
+        awk '$1 !~ /^[0-9.]+$/ { bad = 1 } NR == 1 { lo = $1 } { hi = $1 }
+             END { if (!bad && NR) printf " (%s-%s)", lo, hi }'
 }
 
 for ((run = 1; run <= runs; run++)); do
-for mtu in $mtus; do
-    for stack in rxe rsim; do
-        echo "bench: run $run of $runs: $stack pair, Ethernet MTU $mtu ..."
-        start=$SECONDS
-        vmtest_pair "$stack" "$stack" -t 1200 -s tests/vm/in-guest/perftest-pair.sh \
-            -e RSIM_ETH_MTU="$mtu" -e PERF_CMDS="$cmds"
-        ((VMTEST_RC == 0)) || vmtest_fail "the $stack pair (MTU $mtu) failed (logs: $VMTEST_RUN)"
-        collect "$stack$mtu" "${VMTEST_RESULTS[1]}"
-        res[$stack$mtu,pmtu]=$(sed -n 's/^ *Mtu *: *\([0-9]*\).*/\1/p' "${VMTEST_RESULTS[1]}/out-1.txt" | head -n1)
-        res[$stack$mtu,wall]+=" $((SECONDS - start))"
-        rm -rf "$(dirname "$VMTEST_RUN")"
+    for mtu in $mtus; do
+        for stack in rxe rsim; do
+            echo "bench: run $run of $runs: $stack pair, Ethernet MTU $mtu ..."
+            start=$SECONDS
+            vmtest_pair "$stack" "$stack" -t 1200 -s tests/vm/in-guest/perftest-pair.sh \
+                -e RSIM_ETH_MTU="$mtu" -e PERF_CMDS="$cmds"
+            ((VMTEST_RC == 0)) || vmtest_fail "the $stack pair (MTU $mtu) failed (logs: $VMTEST_RUN)"
+            collect "$stack$mtu" "${VMTEST_RESULTS[1]}"
+            res[$stack$mtu,pmtu]=$(sed -n 's/^ *Mtu *: *\([0-9]*\).*/\1/p' "${VMTEST_RESULTS[1]}/out-1.txt" | head -n1)
+            res[$stack$mtu,wall]+=" $((SECONDS - start))"
+            rm -rf "$(dirname "$VMTEST_RUN")"
+        done
     done
-done
 done
 
 # The host's own UDP over loopback, 4200-byte datagrams, one stream.
