@@ -7,7 +7,7 @@
 DEPS_PACKAGES := \
 	gcc libc6-dev make pkg-config python3 ninja-build meson flex bison \
 	zlib1g-dev libglib2.0-dev libpixman-1-dev libfdt-dev libslirp-dev libcap-ng-dev libattr1-dev \
-	dpkg-dev \
+	dpkg-dev patch \
 	seabios ipxe-qemu qemu-system-data \
 	cpio busybox-static kmod zstd xz-utils \
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev \

@@ -5,9 +5,11 @@
 #       `apt-get source qemu` into BUILD_DIR, once (QEMU_SRC is the directory
 #       it is expected to produce, e.g. BUILD_DIR/qemu-7.2+dfsg).
 #   scripts/qemu-tree.sh link QEMU_SRC REPO
-#       symlink our sources into the tree and add the hook lines to QEMU's
-#       Kconfig/meson files. Idempotent: files are only written when their
-#       content has to change, so a no-op run does not make meson reconfigure.
+#       symlink our sources into the tree, add the hook lines to QEMU's
+#       Kconfig/meson files and apply REPO/patches/qemu/*.patch (changes to
+#       QEMU outside the device; see patches/qemu/README.md). Idempotent:
+#       files are only written when their content has to change, so a no-op
+#       run does not make meson reconfigure or ninja rebuild.
 set -euo pipefail
 
 die() { echo "qemu-tree.sh: error: $*" >&2; exit 1; }
@@ -150,6 +152,29 @@ link() {
         { print }
         /^qtests_x86_64 = / && !done { if (line != "") print line; done = 1 }
     ' "$mb" | write_if_changed "$mb"
+
+    # --- changes to QEMU itself --------------------------------------------
+    command -v patch > /dev/null || die "patch not found: run 'make deps' (as root) first"
+    apply_patches "$QSRC" "$repo/patches/qemu"
+}
+
+# apply_patches QEMU_SRC DIR: apply DIR/*.patch (-p1) to the QEMU tree, in
+# name order, skipping those already applied.  Files are only touched when
+# a patch has to go in, so a no-op run rebuilds nothing.
+apply_patches() {
+    local src=$1 dir=$2 p
+    shopt -s nullglob
+    for p in "$dir"/*.patch; do
+        if patch -d "$src" -p1 -R -s -f --dry-run < "$p" > /dev/null 2>&1; then
+            continue
+        fi
+        patch -d "$src" -p1 -N -s -f --dry-run < "$p" > /dev/null 2>&1 ||
+            die "$(basename "$p") does not apply to $src (not QEMU 7.2, or the files it changes were edited); start from a clean tree: remove $src and re-run make"
+        patch -d "$src" -p1 -N -s -f --no-backup-if-mismatch < "$p" > /dev/null ||
+            die "applying $(basename "$p") to $src failed"
+        log "applied $(basename "$p")"
+    done
+    shopt -u nullglob
 }
 
 # ---------------------------------------------------------------------------
