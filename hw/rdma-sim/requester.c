@@ -510,6 +510,26 @@ static bool rsim_req_start(RdmaSimState *s, RsimQp *qp, RsimWqe *w)
 }
 
 /*
+ * The requester went back to packets of w (a NAK, a timeout) and an ACK
+ * has covered some of them since, before they were sent again: the
+ * responder has them, so they are not sent again.  Returns true when all
+ * of w is acknowledged.  READ and atomic requests go by their responses.
+ */
+static bool rsim_req_skip_acked(RsimXport *x, RsimWqe *w)
+{
+    int32_t acked;
+
+    if (rsim_wr_needs_response(w->opcode)) {
+        return false;
+    }
+    acked = roce_psn_cmp(x->comp_psn, roce_psn_add(w->first_psn, w->next_pkt));
+    if (acked > 0) {
+        w->next_pkt = MIN(w->npkts, w->next_pkt + (uint32_t)acked);
+    }
+    return w->next_pkt >= w->npkts;
+}
+
+/*
  * Send what the window allows.  Returns true when the QP still has
  * packets to send that it could send now (the caller reschedules).
  */
@@ -590,9 +610,15 @@ bool rsim_req_run(RdmaSimState *s, RsimQp *qp)
             uint32_t pkts = w->opcode == RSIM_WR_RDMA_READ ?
                             rsim_req_read_pkts(w) : 1;
 
+            if (rsim_req_skip_acked(x, w)) {
+                /* all of it arrived: nothing to send again */
+                x->req_idx = (x->req_idx + 1) & qp->sq.mask;
+                rsim_comp_run(s, qp);
+                continue;
+            }
             if (roce_psn_cmp(roce_psn_add(w->first_psn,
                                           w->next_pkt + pkts - 1),
-                             x->comp_psn) >= x->window ||
+                             x->comp_psn) >= (int32_t)x->window ||
                 !rsim_flow_may_send(s, qp, pkts)) {
                 rsim_flow_stopped(s, qp);
                 break;

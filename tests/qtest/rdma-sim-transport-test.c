@@ -1573,41 +1573,37 @@ static void test_wire_burst(void)
  * test, checked field by field and with an independent ICRC, then
  * acknowledged by a frame the test builds; the send completes.
  */
-static void test_wire_device_frames(void)
+/*
+ * A device on a UDP wire with an RC QP in RTS, connected to QPN 0x11 at
+ * 10.0.0.1 (played by the test), first PSN 0x123456.  Returns the PD.
+ */
+static uint32_t wire_rc_connect(Dev *d, Wire *w, Qp *qp)
 {
     static const uint8_t ip_dev[4] = { 10, 0, 0, 2 };
     static const uint8_t peer_mac[6] = { 0x52, 0x54, 0, 0x5e, 0, 1 };
-    uint8_t f[2048], ack[62];
     struct rsim_cmd_create_eq e;
     struct rsim_admin_cmd c;
     struct rsim_qp_attr a;
-    uint32_t pdn, eqn, psn, sum = 0;
-    ssize_t n;
-    Dev d;
-    Wire w;
-    Qp qp;
-    Mr mr;
-    Wr wr = { .wr_id = 0x99, .opcode = RSIM_WR_SEND, .nsge = 1 };
+    uint32_t pdn, eqn;
 
-    memset(&qp, 0, sizeof(qp));
-    wire_start(&d, &w, ",mac=52:54:00:5e:00:02");
-    add_gid(&d, 0, ip_dev);
+    memset(qp, 0, sizeof(*qp));
+    wire_start(d, w, ",mac=52:54:00:5e:00:02");
+    add_gid(d, 0, ip_dev);
     cmd_init(&c, sizeof(c), RSIM_CMD_ALLOC_PD);
-    pdn = dev_create(&d, &c, NULL);
+    pdn = dev_create(d, &c, NULL);
     cmd_init(&e, sizeof(e), RSIM_CMD_CREATE_EQ);
     e.vector = cpu_to_le32(1);
-    e.addr = cpu_to_le64(guest_alloc(&d.alloc, EQ_DEPTH * 16));
+    e.addr = cpu_to_le64(guest_alloc(&d->alloc, EQ_DEPTH * 16));
     e.depth = cpu_to_le32(EQ_DEPTH);
-    eqn = dev_create(&d, &e, NULL);
-    create_qp(&d, &qp, pdn, eqn);
+    eqn = dev_create(d, &e, NULL);
+    create_qp(d, qp, pdn, eqn);
 
-    /* connect to 10.0.0.1 QPN 0x11 */
     memset(&a, 0, sizeof(a));
     a.attr_mask = cpu_to_le32(RSIM_QP_STATE | RSIM_QP_PKEY_INDEX |
                               RSIM_QP_PORT | RSIM_QP_ACCESS_FLAGS);
     a.qp_state = RSIM_QPS_INIT;
     a.port_num = 1;
-    g_assert_cmpuint(modify_qp(&d, qp.qpn, &a), ==, RSIM_STS_OK);
+    g_assert_cmpuint(modify_qp(d, qp->qpn, &a), ==, RSIM_STS_OK);
     memset(&a, 0, sizeof(a));
     a.attr_mask = cpu_to_le32(RSIM_QP_STATE | RSIM_QP_AV | RSIM_QP_PATH_MTU |
                               RSIM_QP_DEST_QPN | RSIM_QP_RQ_PSN |
@@ -1623,7 +1619,7 @@ static void test_wire_device_frames(void)
     a.av.hop_limit = 64;
     a.av.traffic_class = 0x10;
     a.av.network_type = RSIM_NET_IPV4;
-    g_assert_cmpuint(modify_qp(&d, qp.qpn, &a), ==, RSIM_STS_OK);
+    g_assert_cmpuint(modify_qp(d, qp->qpn, &a), ==, RSIM_STS_OK);
     memset(&a, 0, sizeof(a));
     a.attr_mask = cpu_to_le32(RSIM_QP_STATE | RSIM_QP_TIMEOUT |
                               RSIM_QP_RETRY_CNT | RSIM_QP_RNR_RETRY |
@@ -1633,8 +1629,38 @@ static void test_wire_device_frames(void)
     a.retry_cnt = 7;
     a.rnr_retry = 7;
     a.sq_psn = cpu_to_le32(0x123456);
-    g_assert_cmpuint(modify_qp(&d, qp.qpn, &a), ==, RSIM_STS_OK);
+    g_assert_cmpuint(modify_qp(d, qp->qpn, &a), ==, RSIM_STS_OK);
+    return pdn;
+}
 
+/* Send the peer's acknowledgement (AETH syndrome syn) of psn to the QP. */
+static void wire_send_aeth(Dev *d, Wire *w, uint32_t qpn, uint8_t syn,
+                           uint32_t psn)
+{
+    uint8_t ack[sizeof(rxe_ack)];
+
+    /* built as Soft-RoCE builds it */
+    memcpy(ack, rxe_ack, sizeof(ack));
+    stl_be_p(ack + 46, qpn);
+    stl_be_p(ack + 50, psn);
+    ack[54] = syn;
+    stl_le_p(ack + 58, test_icrc(ack, sizeof(ack)));
+    wire_send(d, w, ack, sizeof(ack));
+}
+
+static void test_wire_device_frames(void)
+{
+    static const uint8_t peer_mac[6] = { 0x52, 0x54, 0, 0x5e, 0, 1 };
+    uint8_t f[2048];
+    uint32_t pdn, psn, sum = 0;
+    ssize_t n;
+    Dev d;
+    Wire w;
+    Qp qp;
+    Mr mr;
+    Wr wr = { .wr_id = 0x99, .opcode = RSIM_WR_SEND, .nsge = 1 };
+
+    pdn = wire_rc_connect(&d, &w, &qp);
     mr = reg_mr(&d, pdn, 4096, RSIM_ACCESS_LOCAL_WRITE);
     fill_pattern(&d, mr.addr, 333, 5);
     wr.sge[0] = sge_of(&mr, 0, 333);
@@ -1678,13 +1704,9 @@ static void test_wire_device_frames(void)
         g_assert_cmpuint(f[54 + i], ==, (uint8_t)(5 + i * 7 + (i >> 8)));
     }
 
-    /* the peer's ACK, built as Soft-RoCE builds it */
+    /* the peer's ACK */
     psn = ldl_be_p(f + 50) & 0xffffff;
-    memcpy(ack, rxe_ack, sizeof(ack));
-    stl_be_p(ack + 46, qp.qpn);
-    stl_be_p(ack + 50, psn);
-    stl_le_p(ack + 58, test_icrc(ack, sizeof(ack)));
-    wire_send(&d, &w, ack, sizeof(ack));
+    wire_send_aeth(&d, &w, qp.qpn, rxe_ack[54], psn);
     expect_cqe(&d, &qp.scq, 0x99, RSIM_WC_SUCCESS, RSIM_WC_SEND, 333,
                qp.qpn);
     close(w.fd);
@@ -1692,6 +1714,61 @@ static void test_wire_device_frames(void)
 }
 
 /* Garbage from the network: dropped and counted, never a crash. */
+/*
+ * A NAK and, right behind it, an ACK of the packets it asked for again:
+ * the peer had them after all (they came out of order).  Whether the
+ * requester sent them again in between or not, every SEND completes; it
+ * must not wait for packets to be sent again that are acknowledged.  The
+ * two frames reach the device in one read only sometimes, hence rounds.
+ */
+static void test_wire_nak_then_ack(void)
+{
+    const unsigned rounds = 20, sends = 4;
+    uint32_t next = 0x123456;       /* PSN of the next new packet */
+    uint8_t f[2048];
+    uint32_t pdn;
+    Dev d;
+    Wire w;
+    Qp qp;
+    Mr mr;
+
+    pdn = wire_rc_connect(&d, &w, &qp);
+    mr = reg_mr(&d, pdn, 4096, RSIM_ACCESS_LOCAL_WRITE);
+    fill_pattern(&d, mr.addr, 64, 3);
+    for (unsigned round = 0; round < rounds; round++) {
+        for (unsigned i = 0; i < sends; i++) {
+            Wr wr = { .wr_id = round * sends + i, .opcode = RSIM_WR_SEND,
+                      .nsge = 1 };
+
+            wr.sge[0] = sge_of(&mr, 0, 64);
+            post_send(&d, &qp, &wr);
+        }
+        /* the new packets, in order; those sent again are older */
+        for (unsigned got = 0; got < sends;) {
+            ssize_t n = wire_recv(&d, &w, f, sizeof(f));
+            uint32_t psn = ldl_be_p(f + 50) & 0xffffff;
+
+            g_assert_cmpint(n, ==, 14 + 20 + 8 + 12 + 64 + 4);
+            if (psn == next) {
+                next++;
+                got++;
+            } else {
+                g_assert_cmphex(psn, <, next);
+            }
+        }
+        /* PSN sequence error at the second packet, then all acknowledged */
+        wire_send_aeth(&d, &w, qp.qpn, 0x60, next - sends + 1);
+        wire_send_aeth(&d, &w, qp.qpn, rxe_ack[54], next - 1);
+        for (unsigned i = 0; i < sends; i++) {
+            expect_cqe(&d, &qp.scq, round * sends + i, RSIM_WC_SUCCESS,
+                       RSIM_WC_SEND, 64, qp.qpn);
+        }
+    }
+    g_assert_cmpuint(dev_stat(&d, RSIM_STAT_SEQ_NAK_RCVD), ==, rounds);
+    close(w.fd);
+    dev_stop(&d);
+}
+
 static void test_wire_garbage(void)
 {
     static const uint8_t ip2[4] = { 10, 0, 0, 2 };
@@ -1892,6 +1969,7 @@ int main(int argc, char **argv)
     qtest_add_func("/rdma-sim/uc/loopback", test_uc);
     qtest_add_func("/rdma-sim/wire/rxe-frames", test_wire_rxe_frames);
     qtest_add_func("/rdma-sim/wire/burst", test_wire_burst);
+    qtest_add_func("/rdma-sim/wire/nak-then-ack", test_wire_nak_then_ack);
     qtest_add_func("/rdma-sim/wire/device-frames", test_wire_device_frames);
     qtest_add_func("/rdma-sim/wire/garbage", test_wire_garbage);
     return g_test_run();
