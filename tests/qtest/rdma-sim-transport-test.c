@@ -1633,6 +1633,10 @@ static uint32_t wire_rc_connect(Dev *d, Wire *w, Qp *qp)
     return pdn;
 }
 
+/* AETH syndromes: ACK (credits invalid), NAK for a PSN sequence error */
+#define AETH_SYN_ACK            0x1f
+#define AETH_SYN_NAK_PSN_SEQ    0x60
+
 /* Send the peer's acknowledgement (AETH syndrome syn) of psn to the QP. */
 static void wire_send_aeth(Dev *d, Wire *w, uint32_t qpn, uint8_t syn,
                            uint32_t psn)
@@ -1706,7 +1710,7 @@ static void test_wire_device_frames(void)
 
     /* the peer's ACK */
     psn = ldl_be_p(f + 50) & 0xffffff;
-    wire_send_aeth(&d, &w, qp.qpn, rxe_ack[54], psn);
+    wire_send_aeth(&d, &w, qp.qpn, AETH_SYN_ACK, psn);
     expect_cqe(&d, &qp.scq, 0x99, RSIM_WC_SUCCESS, RSIM_WC_SEND, 333,
                qp.qpn);
     close(w.fd);
@@ -1757,8 +1761,8 @@ static void test_wire_nak_then_ack(void)
             }
         }
         /* PSN sequence error at the second packet, then all acknowledged */
-        wire_send_aeth(&d, &w, qp.qpn, 0x60, next - sends + 1);
-        wire_send_aeth(&d, &w, qp.qpn, rxe_ack[54], next - 1);
+        wire_send_aeth(&d, &w, qp.qpn, AETH_SYN_NAK_PSN_SEQ, next - sends + 1);
+        wire_send_aeth(&d, &w, qp.qpn, AETH_SYN_ACK, next - 1);
         for (unsigned i = 0; i < sends; i++) {
             expect_cqe(&d, &qp.scq, round * sends + i, RSIM_WC_SUCCESS,
                        RSIM_WC_SEND, 64, qp.qpn);
