@@ -500,12 +500,18 @@ static void expect_cqe(Dev *d, Ring *cq, uint64_t wr_id, uint32_t status,
     g_assert_cmpuint(le32_to_cpu(cqe.qp_num), ==, qpn);
 }
 
+/* Byte i of the test pattern with this seed. */
+static uint8_t pattern_byte(uint8_t seed, size_t i)
+{
+    return seed + i * 7 + (i >> 8);
+}
+
 static void fill_pattern(Dev *d, uint64_t addr, size_t len, uint8_t seed)
 {
     g_autofree uint8_t *buf = g_malloc(len);
 
     for (size_t i = 0; i < len; i++) {
-        buf[i] = seed + i * 7 + (i >> 8);
+        buf[i] = pattern_byte(seed, i);
     }
     qtest_memwrite(d->qts, addr, buf, len);
 }
@@ -516,7 +522,7 @@ static void check_pattern(Dev *d, uint64_t addr, size_t len, uint8_t seed)
 
     qtest_memread(d->qts, addr, buf, len);
     for (size_t i = 0; i < len; i++) {
-        if (buf[i] != (uint8_t)(seed + i * 7 + (i >> 8))) {
+        if (buf[i] != pattern_byte(seed, i)) {
             g_error("byte %zu of %zu differs: 0x%02x", i, len, buf[i]);
         }
     }
@@ -1585,11 +1591,6 @@ static void test_wire_burst(void)
 }
 
 /*
- * The device's frames on the wire: a SEND to a remote peer played by the
- * test, checked field by field and with an independent ICRC, then
- * acknowledged by a frame the test builds; the send completes.
- */
-/*
  * A device on a UDP wire with an RC QP in RTS, connected to QPN 0x11 at
  * 10.0.0.1 (played by the test), first PSN 0x123456.  Returns the PD.
  */
@@ -1673,6 +1674,11 @@ static void wire_send_aeth(Dev *d, Wire *w, uint32_t qpn, uint8_t syn,
     wire_send(d, w, ack, sizeof(ack));
 }
 
+/*
+ * The device's frames on the wire: a SEND to a remote peer played by the
+ * test, checked field by field and with an independent ICRC, then
+ * acknowledged by a frame the test builds; the send completes.
+ */
 static void test_wire_device_frames(void)
 {
     static const uint8_t peer_mac[6] = { 0x52, 0x54, 0, 0x5e, 0, 1 };
@@ -1726,7 +1732,7 @@ static void test_wire_device_frames(void)
     g_assert_cmphex((uint32_t)ldl_le_p(f + n - 4), ==, test_icrc(f, n));
     check_pattern(&d, mr.addr, 333, 5);
     for (int i = 0; i < 333; i++) {
-        g_assert_cmpuint(f[54 + i], ==, (uint8_t)(5 + i * 7 + (i >> 8)));
+        g_assert_cmpuint(f[54 + i], ==, pattern_byte(5, i));
     }
 
     /* the peer's ACK */
@@ -1776,8 +1782,7 @@ static void wire_tx_burst(bool dgram)
         g_assert_cmphex(ldl_be_p(f + 50) & 0xffffff, ==, psn + i);
         g_assert_cmphex((uint32_t)ldl_le_p(f + n - 4), ==, test_icrc(f, n));
         for (uint32_t j = 0; j < payload; j++, off++) {
-            g_assert_cmpuint(f[54 + j], ==,
-                             (uint8_t)(9 + off * 7 + (off >> 8)));
+            g_assert_cmpuint(f[54 + j], ==, pattern_byte(9, off));
         }
     }
     wire_send_aeth(&d, &w, qp.qpn, AETH_SYN_ACK, psn + packets - 1);
@@ -1801,7 +1806,6 @@ static void test_wire_tx_burst_dgram(void)
     wire_tx_burst(true);
 }
 
-/* Garbage from the network: dropped and counted, never a crash. */
 /*
  * A NAK and, right behind it, an ACK of the packets it asked for again:
  * the peer had them after all (they came out of order).  Whether the
@@ -1857,6 +1861,7 @@ static void test_wire_nak_then_ack(void)
     dev_stop(&d);
 }
 
+/* Garbage from the network: dropped and counted, never a crash. */
 static void test_wire_garbage(void)
 {
     static const uint8_t ip2[4] = { 10, 0, 0, 2 };
