@@ -1,7 +1,7 @@
 /*
  * rdma-sim: admin queue and admin commands
  *
- * Doorbells (AQ_TAIL, ACQ_HEAD) only schedule rsim_admin_bh, which executes
+ * Doorbells (AQ_TAIL, ACQ_HEAD) only schedule rdma_sim_admin_bh, which executes
  * commands in order and writes one completion per command (datasheet
  * section 5).  Each command is one function taking the 64-byte command and
  * returning a status; a refused command changes nothing.
@@ -17,11 +17,11 @@
 #include "transport.h"
 #include "trace.h"
 
-typedef struct RsimCmd {
+typedef struct RdmaSimCmd {
     struct rsim_admin_cmd cmd;  /* device-private copy of the command */
     uint8_t result[56];
     const char *why;            /* reason of a refusal, for the log */
-} RsimCmd;
+} RdmaSimCmd;
 
 /* Reinterpret the copy of the command as a command-specific layout. */
 #define CMD(c, type) ((const type *)&(c)->cmd)
@@ -29,25 +29,26 @@ typedef struct RsimCmd {
 
 QEMU_BUILD_BUG_ON(sizeof(struct rsim_create_resp) != 56);
 
-static bool rsim_is_zero(const void *p, size_t n)
+static bool rdma_sim_is_zero(const void *p, size_t n)
 {
     return buffer_is_zero(p, n);
 }
 
-#define RSIM_REFUSE(c, status, reason) \
+#define RDMA_SIM_REFUSE(c, status, reason) \
     do {                               \
         (c)->why = (reason);           \
         return (status);               \
     } while (0)
 
-#define RSIM_CHECK_RESERVED(c, field)                                   \
+#define RDMA_SIM_CHECK_RESERVED(c, field)                               \
     do {                                                                \
-        if (!rsim_is_zero(&(field), sizeof(field))) {                   \
-            RSIM_REFUSE(c, RSIM_STS_RESERVED, "reserved field not 0");  \
+        if (!rdma_sim_is_zero(&(field), sizeof(field))) {               \
+            RDMA_SIM_REFUSE(c, RSIM_STS_RESERVED, "reserved field not 0"); \
         }                                                               \
     } while (0)
 
-static void rsim_set_handle(RsimCmd *c, uint32_t handle, uint32_t handle2)
+static void rdma_sim_set_handle(RdmaSimCmd *c, uint32_t handle,
+                                uint32_t handle2)
 {
     struct rsim_create_resp *r = RESULT(c, struct rsim_create_resp);
 
@@ -55,14 +56,14 @@ static void rsim_set_handle(RsimCmd *c, uint32_t handle, uint32_t handle2)
     r->handle2 = cpu_to_le32(handle2);
 }
 
-static uint32_t rsim_cmd_handle(RsimCmd *c)
+static uint32_t rdma_sim_cmd_handle(RdmaSimCmd *c)
 {
     return le32_to_cpu(CMD(c, struct rsim_cmd_handle)->handle);
 }
 
-static enum rsim_status rsim_check_handle_cmd(RsimCmd *c)
+static enum rsim_status rdma_sim_check_handle_cmd(RdmaSimCmd *c)
 {
-    RSIM_CHECK_RESERVED(c, CMD(c, struct rsim_cmd_handle)->reserved);
+    RDMA_SIM_CHECK_RESERVED(c, CMD(c, struct rsim_cmd_handle)->reserved);
     return RSIM_STS_OK;
 }
 
@@ -70,23 +71,24 @@ static enum rsim_status rsim_check_handle_cmd(RsimCmd *c)
  * What every destroy checks: reserved fields, that the object exists and
  * that nothing uses it any more.
  */
-static enum rsim_status rsim_check_destroy(RsimCmd *c, bool exists,
-                                           uint32_t refs, const char *missing,
-                                           const char *in_use)
+static enum rsim_status rdma_sim_check_destroy(RdmaSimCmd *c, bool exists,
+                                               uint32_t refs,
+                                               const char *missing,
+                                               const char *in_use)
 {
-    if (rsim_check_handle_cmd(c)) {
+    if (rdma_sim_check_handle_cmd(c)) {
         return RSIM_STS_RESERVED;
     }
     if (!exists) {
-        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, missing);
+        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, missing);
     }
     if (refs) {
-        RSIM_REFUSE(c, RSIM_STS_BUSY, in_use);
+        RDMA_SIM_REFUSE(c, RSIM_STS_BUSY, in_use);
     }
     return RSIM_STS_OK;
 }
 
-static bool rsim_pd_valid(RdmaSimState *s, uint32_t pdn)
+static bool rdma_sim_pd_valid(RdmaSimState *s, uint32_t pdn)
 {
     return pdn < s->props.max_pd && s->pds[pdn].valid;
 }
@@ -95,14 +97,14 @@ static bool rsim_pd_valid(RdmaSimState *s, uint32_t pdn)
  * Device and port
  */
 
-static enum rsim_status rsim_cmd_nop(RdmaSimState *s, RsimCmd *c)
+static enum rsim_status rdma_sim_cmd_nop(RdmaSimState *s, RdmaSimCmd *c)
 {
-    RSIM_CHECK_RESERVED(c, c->cmd.data);
+    RDMA_SIM_CHECK_RESERVED(c, c->cmd.data);
     return RSIM_STS_OK;
 }
 
 /* Node GUID: the port MAC as an EUI-64 (0xfffe inserted, U/L flipped). */
-static uint64_t rsim_node_guid(RdmaSimState *s)
+static uint64_t rdma_sim_node_guid(RdmaSimState *s)
 {
     const uint8_t *m = s->conf.macaddr.a;
 
@@ -111,13 +113,14 @@ static uint64_t rsim_node_guid(RdmaSimState *s)
            (uint64_t)m[4] << 8 | m[5];
 }
 
-static enum rsim_status rsim_cmd_query_device(RdmaSimState *s, RsimCmd *c)
+static enum rsim_status rdma_sim_cmd_query_device(RdmaSimState *s,
+                                                  RdmaSimCmd *c)
 {
     struct rsim_query_device_resp *r =
         RESULT(c, struct rsim_query_device_resp);
 
-    RSIM_CHECK_RESERVED(c, c->cmd.data);
-    r->node_guid = cpu_to_le64(rsim_node_guid(s));
+    RDMA_SIM_CHECK_RESERVED(c, c->cmd.data);
+    r->node_guid = cpu_to_le64(rdma_sim_node_guid(s));
     r->sys_image_guid = r->node_guid;
     r->fw_ver = cpu_to_le64((uint64_t)RSIM_VERSION_MAJOR << 32 |
                             RSIM_VERSION_MINOR << 16);
@@ -127,15 +130,15 @@ static enum rsim_status rsim_cmd_query_device(RdmaSimState *s, RsimCmd *c)
     return RSIM_STS_OK;
 }
 
-static enum rsim_status rsim_cmd_query_port(RdmaSimState *s, RsimCmd *c)
+static enum rsim_status rdma_sim_cmd_query_port(RdmaSimState *s, RdmaSimCmd *c)
 {
     struct rsim_query_port_resp *r = RESULT(c, struct rsim_query_port_resp);
 
-    RSIM_CHECK_RESERVED(c, c->cmd.data);
+    RDMA_SIM_CHECK_RESERVED(c, c->cmd.data);
     r->state = s->port_active ? RSIM_PORT_ACTIVE : RSIM_PORT_DOWN;
     r->phys_state = s->port_active ? 5 : 3;
     r->max_mtu = RSIM_MTU_4096;
-    r->active_mtu = rsim_active_mtu(s->eth_mtu);
+    r->active_mtu = rdma_sim_active_mtu(s->eth_mtu);
     r->eth_mtu = cpu_to_le32(s->eth_mtu);
     memcpy(r->mac, s->mac, sizeof(r->mac));
     r->active_speed = 32;       /* IB_SPEED_EDR: 25 Gb/s per lane */
@@ -144,24 +147,24 @@ static enum rsim_status rsim_cmd_query_port(RdmaSimState *s, RsimCmd *c)
     return RSIM_STS_OK;
 }
 
-static enum rsim_status rsim_cmd_set_port(RdmaSimState *s, RsimCmd *c)
+static enum rsim_status rdma_sim_cmd_set_port(RdmaSimState *s, RdmaSimCmd *c)
 {
     const struct rsim_cmd_set_port *p = CMD(c, struct rsim_cmd_set_port);
     uint32_t mask = le32_to_cpu(p->mask);
     uint32_t mtu = le32_to_cpu(p->eth_mtu);
     static const uint8_t zero_mac[6];
 
-    RSIM_CHECK_RESERVED(c, p->reserved);
+    RDMA_SIM_CHECK_RESERVED(c, p->reserved);
     if (mask & ~(RSIM_SET_PORT_MTU | RSIM_SET_PORT_MAC)) {
-        RSIM_REFUSE(c, RSIM_STS_INVALID, "unknown SET_PORT mask bits");
+        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "unknown SET_PORT mask bits");
     }
     if ((mask & RSIM_SET_PORT_MTU) &&
         (mtu < RSIM_MIN_ETH_MTU || mtu > RSIM_MAX_ETH_MTU)) {
-        RSIM_REFUSE(c, RSIM_STS_INVALID, "MTU outside 68..9000");
+        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "MTU outside 68..9000");
     }
     if ((mask & RSIM_SET_PORT_MAC) &&
         ((p->mac[0] & 1) || !memcmp(p->mac, zero_mac, sizeof(zero_mac)))) {
-        RSIM_REFUSE(c, RSIM_STS_INVALID, "MAC is multicast or zero");
+        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "MAC is multicast or zero");
     }
     if (mask & RSIM_SET_PORT_MTU) {
         s->eth_mtu = mtu;
@@ -174,7 +177,7 @@ static enum rsim_status rsim_cmd_set_port(RdmaSimState *s, RsimCmd *c)
     return RSIM_STS_OK;
 }
 
-static enum rsim_status rsim_cmd_query_stats(RdmaSimState *s, RsimCmd *c)
+static enum rsim_status rdma_sim_cmd_query_stats(RdmaSimState *s, RdmaSimCmd *c)
 {
     const struct rsim_cmd_query_stats *p =
         CMD(c, struct rsim_cmd_query_stats);
@@ -182,16 +185,16 @@ static enum rsim_status rsim_cmd_query_stats(RdmaSimState *s, RsimCmd *c)
     uint32_t count = MIN(le32_to_cpu(p->len) / 8, RSIM_STAT_COUNT);
     uint64_t buf[RSIM_STAT_COUNT];
 
-    RSIM_CHECK_RESERVED(c, p->reserved);
-    RSIM_CHECK_RESERVED(c, p->reserved0);
+    RDMA_SIM_CHECK_RESERVED(c, p->reserved);
+    RDMA_SIM_CHECK_RESERVED(c, p->reserved0);
     if (addr & 7) {
-        RSIM_REFUSE(c, RSIM_STS_INVALID, "stats buffer not 8-byte aligned");
+        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "stats buffer not 8-byte aligned");
     }
     for (uint32_t i = 0; i < count; i++) {
         buf[i] = cpu_to_le64(s->stats[i]);
     }
-    if (count && rsim_dma_write(s, addr, buf, count * 8) != MEMTX_OK) {
-        RSIM_REFUSE(c, RSIM_STS_DMA, "stats buffer not writable");
+    if (count && rdma_sim_dma_write(s, addr, buf, count * 8) != MEMTX_OK) {
+        RDMA_SIM_REFUSE(c, RSIM_STS_DMA, "stats buffer not writable");
     }
     RESULT(c, struct rsim_query_stats_resp)->count = cpu_to_le32(count);
     return RSIM_STS_OK;
@@ -201,97 +204,99 @@ static enum rsim_status rsim_cmd_query_stats(RdmaSimState *s, RsimCmd *c)
  * Event queues and Ethernet rings
  */
 
-static uint32_t rsim_num_eqs(RdmaSimState *s)
+static uint32_t rdma_sim_num_eqs(RdmaSimState *s)
 {
     return s->props.msix_vectors - 1;
 }
 
-static RsimEq *rsim_eq_lookup(RdmaSimState *s, uint32_t eqn)
+static RdmaSimEq *rdma_sim_eq_lookup(RdmaSimState *s, uint32_t eqn)
 {
-    return eqn < rsim_num_eqs(s) && s->eqs[eqn].valid ? &s->eqs[eqn] : NULL;
+    return eqn < rdma_sim_num_eqs(s) && s->eqs[eqn].valid ? &s->eqs[eqn] : NULL;
 }
 
-static enum rsim_status rsim_cmd_create_eq(RdmaSimState *s, RsimCmd *c)
+static enum rsim_status rdma_sim_cmd_create_eq(RdmaSimState *s, RdmaSimCmd *c)
 {
     const struct rsim_cmd_create_eq *p = CMD(c, struct rsim_cmd_create_eq);
     uint32_t vector = le32_to_cpu(p->vector);
     uint32_t depth = le32_to_cpu(p->depth);
     uint64_t addr = le64_to_cpu(p->addr);
     uint32_t eqn;
-    RsimEq *eq;
+    RdmaSimEq *eq;
 
-    RSIM_CHECK_RESERVED(c, p->reserved);
+    RDMA_SIM_CHECK_RESERVED(c, p->reserved);
     if (vector < 1 || vector >= s->props.msix_vectors) {
-        RSIM_REFUSE(c, RSIM_STS_INVALID, "EQ vector must be 1..vectors-1");
+        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "EQ vector must be 1..vectors-1");
     }
     if (!addr || (addr & 63)) {
-        RSIM_REFUSE(c, RSIM_STS_INVALID, "EQ ring zero or not 64-byte aligned");
+        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID,
+                        "EQ ring zero or not 64-byte aligned");
     }
     if (!is_power_of_2(depth) || depth < 2) {
-        RSIM_REFUSE(c, RSIM_STS_INVALID, "EQ depth not a power of two >= 2");
+        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID,
+                        "EQ depth not a power of two >= 2");
     }
-    if (depth > RSIM_MAX_EQ_DEPTH) {
-        RSIM_REFUSE(c, RSIM_STS_LIMIT, "EQ depth above CAP_MAX_EQE");
+    if (depth > RDMA_SIM_MAX_EQ_DEPTH) {
+        RDMA_SIM_REFUSE(c, RSIM_STS_LIMIT, "EQ depth above CAP_MAX_EQE");
     }
-    for (eqn = 0; eqn < rsim_num_eqs(s) && s->eqs[eqn].valid; eqn++) {
+    for (eqn = 0; eqn < rdma_sim_num_eqs(s) && s->eqs[eqn].valid; eqn++) {
         continue;
     }
-    if (eqn == rsim_num_eqs(s)) {
-        RSIM_REFUSE(c, RSIM_STS_NO_RESOURCES, "all EQs in use");
+    if (eqn == rdma_sim_num_eqs(s)) {
+        RDMA_SIM_REFUSE(c, RSIM_STS_NO_RESOURCES, "all EQs in use");
     }
     eq = &s->eqs[eqn];
-    rsim_eq_reset(s, eq);
+    rdma_sim_eq_reset(s, eq);
     eq->valid = true;
     eq->vector = vector;
     eq->addr = addr;
     eq->depth = depth;
     eq->phase = true;
-    rsim_set_handle(c, eqn, 0);
+    rdma_sim_set_handle(c, eqn, 0);
     return RSIM_STS_OK;
 }
 
-static enum rsim_status rsim_cmd_destroy_eq(RdmaSimState *s, RsimCmd *c)
+static enum rsim_status rdma_sim_cmd_destroy_eq(RdmaSimState *s, RdmaSimCmd *c)
 {
-    RsimEq *eq = rsim_eq_lookup(s, rsim_cmd_handle(c));
+    RdmaSimEq *eq = rdma_sim_eq_lookup(s, rdma_sim_cmd_handle(c));
     enum rsim_status st;
 
-    st = rsim_check_destroy(c, eq, eq ? eq->refs : 0, "no such EQ",
-                            "CQs or Ethernet rings use the EQ");
+    st = rdma_sim_check_destroy(c, eq, eq ? eq->refs : 0, "no such EQ",
+                                "CQs or Ethernet rings use the EQ");
     if (st != RSIM_STS_OK) {
         return st;
     }
-    rsim_eq_reset(s, eq);
+    rdma_sim_eq_reset(s, eq);
     return RSIM_STS_OK;
 }
 
-static enum rsim_status rsim_cmd_create_ethq(RdmaSimState *s, RsimCmd *c)
+static enum rsim_status rdma_sim_cmd_create_ethq(RdmaSimState *s, RdmaSimCmd *c)
 {
     const struct rsim_cmd_create_ethq *p =
         CMD(c, struct rsim_cmd_create_ethq);
     uint32_t depth = le32_to_cpu(p->depth);
     uint64_t addr = le64_to_cpu(p->addr);
-    RsimEq *eq = rsim_eq_lookup(s, le32_to_cpu(p->eqn));
-    RsimEthq *q;
+    RdmaSimEq *eq = rdma_sim_eq_lookup(s, le32_to_cpu(p->eqn));
+    RdmaSimEthq *q;
 
-    RSIM_CHECK_RESERVED(c, p->reserved);
-    RSIM_CHECK_RESERVED(c, p->reserved0);
-    RSIM_CHECK_RESERVED(c, p->reserved1);
+    RDMA_SIM_CHECK_RESERVED(c, p->reserved);
+    RDMA_SIM_CHECK_RESERVED(c, p->reserved0);
+    RDMA_SIM_CHECK_RESERVED(c, p->reserved1);
     if (p->kind > RSIM_ETHQ_RX) {
-        RSIM_REFUSE(c, RSIM_STS_INVALID, "Ethernet ring kind not TX or RX");
+        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "Ethernet ring kind not TX or RX");
     }
     if (!eq) {
-        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such EQ");
+        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such EQ");
     }
     if (!addr || (addr & 15) || !is_power_of_2(depth) || depth < 2) {
-        RSIM_REFUSE(c, RSIM_STS_INVALID,
-                    "ring zero, misaligned or depth not a power of two");
+        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID,
+                        "ring zero, misaligned or depth not a power of two");
     }
-    if (depth > RSIM_MAX_ETH_DEPTH) {
-        RSIM_REFUSE(c, RSIM_STS_LIMIT, "depth above CAP_MAX_ETH_DEPTH");
+    if (depth > RDMA_SIM_MAX_ETH_DEPTH) {
+        RDMA_SIM_REFUSE(c, RSIM_STS_LIMIT, "depth above CAP_MAX_ETH_DEPTH");
     }
     q = &s->ethq[p->kind];
     if (q->valid) {
-        RSIM_REFUSE(c, RSIM_STS_EXISTS, "the port already has this ring");
+        RDMA_SIM_REFUSE(c, RSIM_STS_EXISTS, "the port already has this ring");
     }
     memset(q, 0, sizeof(*q));
     q->valid = true;
@@ -305,16 +310,17 @@ static enum rsim_status rsim_cmd_create_ethq(RdmaSimState *s, RsimCmd *c)
     return RSIM_STS_OK;
 }
 
-static enum rsim_status rsim_cmd_destroy_ethq(RdmaSimState *s, RsimCmd *c)
+static enum rsim_status rdma_sim_cmd_destroy_ethq(RdmaSimState *s,
+                                                  RdmaSimCmd *c)
 {
-    uint32_t kind = rsim_cmd_handle(c);
-    RsimEthq *q;
+    uint32_t kind = rdma_sim_cmd_handle(c);
+    RdmaSimEthq *q;
 
-    if (rsim_check_handle_cmd(c)) {
+    if (rdma_sim_check_handle_cmd(c)) {
         return RSIM_STS_RESERVED;
     }
     if (kind > RSIM_ETHQ_RX || !s->ethq[kind].valid) {
-        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such Ethernet ring");
+        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such Ethernet ring");
     }
     q = &s->ethq[kind];
     s->eqs[q->eqn].refs--;
@@ -327,31 +333,32 @@ static enum rsim_status rsim_cmd_destroy_ethq(RdmaSimState *s, RsimCmd *c)
  * Protection domains
  */
 
-static enum rsim_status rsim_cmd_alloc_pd(RdmaSimState *s, RsimCmd *c)
+static enum rsim_status rdma_sim_cmd_alloc_pd(RdmaSimState *s, RdmaSimCmd *c)
 {
     uint32_t pdn;
 
-    RSIM_CHECK_RESERVED(c, c->cmd.data);
+    RDMA_SIM_CHECK_RESERVED(c, c->cmd.data);
     for (pdn = 0; pdn < s->props.max_pd && s->pds[pdn].valid; pdn++) {
         continue;
     }
     if (pdn == s->props.max_pd) {
-        RSIM_REFUSE(c, RSIM_STS_NO_RESOURCES, "all PDs in use");
+        RDMA_SIM_REFUSE(c, RSIM_STS_NO_RESOURCES, "all PDs in use");
     }
     s->pds[pdn].valid = true;
     s->pds[pdn].refs = 0;
-    rsim_set_handle(c, pdn, 0);
+    rdma_sim_set_handle(c, pdn, 0);
     return RSIM_STS_OK;
 }
 
-static enum rsim_status rsim_cmd_dealloc_pd(RdmaSimState *s, RsimCmd *c)
+static enum rsim_status rdma_sim_cmd_dealloc_pd(RdmaSimState *s, RdmaSimCmd *c)
 {
-    uint32_t pdn = rsim_cmd_handle(c);
-    bool valid = rsim_pd_valid(s, pdn);
+    uint32_t pdn = rdma_sim_cmd_handle(c);
+    bool valid = rdma_sim_pd_valid(s, pdn);
     enum rsim_status st;
 
-    st = rsim_check_destroy(c, valid, valid ? s->pds[pdn].refs : 0,
-                            "no such PD", "QPs, SRQs, MRs or AHs use the PD");
+    st = rdma_sim_check_destroy(c, valid, valid ? s->pds[pdn].refs : 0,
+                                "no such PD",
+                                "QPs, SRQs, MRs or AHs use the PD");
     if (st != RSIM_STS_OK) {
         return st;
     }
@@ -363,39 +370,39 @@ static enum rsim_status rsim_cmd_dealloc_pd(RdmaSimState *s, RsimCmd *c)
  * Completion queues
  */
 
-static uint32_t rsim_max_depth(uint32_t max_entries)
+static uint32_t rdma_sim_max_depth(uint32_t max_entries)
 {
     return pow2ceil(max_entries + 1);
 }
 
-static enum rsim_status rsim_cmd_create_cq(RdmaSimState *s, RsimCmd *c)
+static enum rsim_status rdma_sim_cmd_create_cq(RdmaSimState *s, RdmaSimCmd *c)
 {
     const struct rsim_cmd_create_cq *p = CMD(c, struct rsim_cmd_create_cq);
-    RsimEq *eq = rsim_eq_lookup(s, le32_to_cpu(p->eqn));
+    RdmaSimEq *eq = rdma_sim_eq_lookup(s, le32_to_cpu(p->eqn));
     uint32_t db_page = le32_to_cpu(p->db_page);
     enum rsim_status st;
-    RsimCq *cq;
+    RdmaSimCq *cq;
     uint32_t cqn;
 
-    RSIM_CHECK_RESERVED(c, p->reserved);
+    RDMA_SIM_CHECK_RESERVED(c, p->reserved);
     if (!eq) {
-        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such EQ");
+        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such EQ");
     }
     if (db_page >= s->props.db_pages) {
-        RSIM_REFUSE(c, RSIM_STS_INVALID, "doorbell page beyond DB_PAGES");
+        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "doorbell page beyond DB_PAGES");
     }
     for (cqn = 0; cqn < s->props.max_cq && s->cqs[cqn]; cqn++) {
         continue;
     }
     if (cqn == s->props.max_cq) {
-        RSIM_REFUSE(c, RSIM_STS_NO_RESOURCES, "all CQs in use");
+        RDMA_SIM_REFUSE(c, RSIM_STS_NO_RESOURCES, "all CQs in use");
     }
-    cq = g_new0(RsimCq, 1);
-    st = rsim_ring_init(s, &cq->ring, &p->q, RSIM_CQE_SIZE,
-                        rsim_max_depth(s->props.max_cqe));
+    cq = g_new0(RdmaSimCq, 1);
+    st = rdma_sim_ring_init(s, &cq->ring, &p->q, RSIM_CQE_SIZE,
+                            rdma_sim_max_depth(s->props.max_cqe));
     if (st != RSIM_STS_OK) {
         g_free(cq);
-        RSIM_REFUSE(c, st, "bad CQ ring descriptor");
+        RDMA_SIM_REFUSE(c, st, "bad CQ ring descriptor");
     }
     cq->valid = true;
     cq->cqn = cqn;
@@ -404,37 +411,37 @@ static enum rsim_status rsim_cmd_create_cq(RdmaSimState *s, RsimCmd *c)
     eq->refs++;
     s->cqs[cqn] = cq;
     trace_rdma_sim_cq_create(cqn, cq->ring.depth, cq->eqn);
-    rsim_set_handle(c, cqn, 0);
+    rdma_sim_set_handle(c, cqn, 0);
     return RSIM_STS_OK;
 }
 
-static enum rsim_status rsim_cmd_resize_cq(RdmaSimState *s, RsimCmd *c)
+static enum rsim_status rdma_sim_cmd_resize_cq(RdmaSimState *s, RdmaSimCmd *c)
 {
     const struct rsim_cmd_resize_cq *p = CMD(c, struct rsim_cmd_resize_cq);
-    RsimCq *cq = rsim_cq_lookup(s, le32_to_cpu(p->cqn));
+    RdmaSimCq *cq = rdma_sim_cq_lookup(s, le32_to_cpu(p->cqn));
     enum rsim_status st;
-    RsimRing ring;
+    RdmaSimRing ring;
     uint32_t cons;
 
-    RSIM_CHECK_RESERVED(c, p->reserved);
+    RDMA_SIM_CHECK_RESERVED(c, p->reserved);
     if (!cq) {
-        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such CQ");
+        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such CQ");
     }
-    st = rsim_ring_init(s, &ring, &p->q, RSIM_CQE_SIZE,
-                        rsim_max_depth(s->props.max_cqe));
+    st = rdma_sim_ring_init(s, &ring, &p->q, RSIM_CQE_SIZE,
+                            rdma_sim_max_depth(s->props.max_cqe));
     if (st != RSIM_STS_OK) {
-        RSIM_REFUSE(c, st, "bad CQ ring descriptor");
+        RDMA_SIM_REFUSE(c, st, "bad CQ ring descriptor");
     }
-    if (rsim_ring_read_index(s, &cq->ring, RSIM_QUEUE_CONS_OFFSET, &cons)) {
-        rsim_ring_free(&ring);
-        RSIM_REFUSE(c, RSIM_STS_DMA, "old CQ ring not accessible");
+    if (rdma_sim_ring_read_index(s, &cq->ring, RSIM_QUEUE_CONS_OFFSET, &cons)) {
+        rdma_sim_ring_free(&ring);
+        RDMA_SIM_REFUSE(c, RSIM_STS_DMA, "old CQ ring not accessible");
     }
-    st = rsim_ring_move(s, &cq->ring, cons, cq->prod, &ring);
+    st = rdma_sim_ring_move(s, &cq->ring, cons, cq->prod, &ring);
     if (st != RSIM_STS_OK) {
-        rsim_ring_free(&ring);
-        RSIM_REFUSE(c, st, "pending completions do not fit the new ring");
+        rdma_sim_ring_free(&ring);
+        RDMA_SIM_REFUSE(c, st, "pending completions do not fit the new ring");
     }
-    rsim_ring_free(&cq->ring);
+    rdma_sim_ring_free(&cq->ring);
     cq->prod = (cq->prod - cons) & cq->ring.mask;
     cq->ring = ring;
     cq->overflow_reported = false;
@@ -442,35 +449,35 @@ static enum rsim_status rsim_cmd_resize_cq(RdmaSimState *s, RsimCmd *c)
     return RSIM_STS_OK;
 }
 
-static enum rsim_status rsim_cmd_destroy_cq(RdmaSimState *s, RsimCmd *c)
+static enum rsim_status rdma_sim_cmd_destroy_cq(RdmaSimState *s, RdmaSimCmd *c)
 {
-    RsimCq *cq = rsim_cq_lookup(s, rsim_cmd_handle(c));
+    RdmaSimCq *cq = rdma_sim_cq_lookup(s, rdma_sim_cmd_handle(c));
     enum rsim_status st;
 
-    st = rsim_check_destroy(c, cq, cq ? cq->refs : 0, "no such CQ",
-                            "QPs use the CQ");
+    st = rdma_sim_check_destroy(c, cq, cq ? cq->refs : 0, "no such CQ",
+                                "QPs use the CQ");
     if (st != RSIM_STS_OK) {
         return st;
     }
     trace_rdma_sim_cq_destroy(cq->cqn);
-    rsim_cq_destroy(s, cq);
+    rdma_sim_cq_destroy(s, cq);
     return RSIM_STS_OK;
 }
 
-static enum rsim_status rsim_cmd_arm_cq(RdmaSimState *s, RsimCmd *c)
+static enum rsim_status rdma_sim_cmd_arm_cq(RdmaSimState *s, RdmaSimCmd *c)
 {
     const struct rsim_cmd_arm_cq *p = CMD(c, struct rsim_cmd_arm_cq);
-    RsimCq *cq = rsim_cq_lookup(s, le32_to_cpu(p->cqn));
+    RdmaSimCq *cq = rdma_sim_cq_lookup(s, le32_to_cpu(p->cqn));
     uint32_t arm = le32_to_cpu(p->arm);
 
-    RSIM_CHECK_RESERVED(c, p->reserved);
+    RDMA_SIM_CHECK_RESERVED(c, p->reserved);
     if (!cq) {
-        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such CQ");
+        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such CQ");
     }
     if (arm != RSIM_CQ_ARM_NEXT && arm != RSIM_CQ_ARM_SOLICITED) {
-        RSIM_REFUSE(c, RSIM_STS_INVALID, "arm must be NEXT or SOLICITED");
+        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "arm must be NEXT or SOLICITED");
     }
-    rsim_cq_arm(s, cq, arm);
+    rdma_sim_cq_arm(s, cq, arm);
     return RSIM_STS_OK;
 }
 
@@ -478,8 +485,8 @@ static enum rsim_status rsim_cmd_arm_cq(RdmaSimState *s, RsimCmd *c)
  * Queue pairs
  */
 
-static enum rsim_status rsim_qp_alloc_qpn(RdmaSimState *s, uint8_t type,
-                                          uint32_t *qpn)
+static enum rsim_status rdma_sim_qp_alloc_qpn(RdmaSimState *s, uint8_t type,
+                                              uint32_t *qpn)
 {
     uint32_t n = s->props.max_qp - 2;
 
@@ -503,73 +510,75 @@ static enum rsim_status rsim_qp_alloc_qpn(RdmaSimState *s, uint8_t type,
     return RSIM_STS_NO_RESOURCES;
 }
 
-static enum rsim_status rsim_cmd_create_qp(RdmaSimState *s, RsimCmd *c)
+static enum rsim_status rdma_sim_cmd_create_qp(RdmaSimState *s, RdmaSimCmd *c)
 {
     const struct rsim_cmd_create_qp *p = CMD(c, struct rsim_cmd_create_qp);
     uint32_t pdn = le32_to_cpu(p->pdn);
     uint32_t srqn = le32_to_cpu(p->srqn);
     uint32_t max_inline = le16_to_cpu(p->max_inline);
     uint32_t db_page = le16_to_cpu(p->db_page);
-    RsimCq *scq = rsim_cq_lookup(s, le32_to_cpu(p->send_cqn));
-    RsimCq *rcq = rsim_cq_lookup(s, le32_to_cpu(p->recv_cqn));
-    RsimSrq *srq = NULL;
-    uint32_t max_depth = rsim_max_depth(s->props.max_qp_wr);
+    RdmaSimCq *scq = rdma_sim_cq_lookup(s, le32_to_cpu(p->send_cqn));
+    RdmaSimCq *rcq = rdma_sim_cq_lookup(s, le32_to_cpu(p->recv_cqn));
+    RdmaSimSrq *srq = NULL;
+    uint32_t max_depth = rdma_sim_max_depth(s->props.max_qp_wr);
     uint32_t next_qpn = s->next_qpn;
     enum rsim_status st;
-    RsimQp *qp;
+    RdmaSimQp *qp;
     uint32_t qpn;
 
-    RSIM_CHECK_RESERVED(c, p->reserved);
+    RDMA_SIM_CHECK_RESERVED(c, p->reserved);
     if (p->qp_type != RSIM_QPT_RC && p->qp_type != RSIM_QPT_UC &&
         p->qp_type != RSIM_QPT_UD && p->qp_type != RSIM_QPT_GSI) {
-        RSIM_REFUSE(c, RSIM_STS_UNSUPPORTED, "QP type not RC, UC, UD or GSI");
+        RDMA_SIM_REFUSE(c, RSIM_STS_UNSUPPORTED,
+                        "QP type not RC, UC, UD or GSI");
     }
     if (p->flags & ~RSIM_QP_FLAG_SQ_SIG_ALL) {
-        RSIM_REFUSE(c, RSIM_STS_RESERVED, "unknown QP flags");
+        RDMA_SIM_REFUSE(c, RSIM_STS_RESERVED, "unknown QP flags");
     }
-    if (!rsim_pd_valid(s, pdn)) {
-        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such PD");
+    if (!rdma_sim_pd_valid(s, pdn)) {
+        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such PD");
     }
     if (!scq || !rcq) {
-        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such send or receive CQ");
+        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such send or receive CQ");
     }
     if (srqn != RSIM_NO_SRQ) {
-        srq = rsim_srq_lookup(s, srqn);
+        srq = rdma_sim_srq_lookup(s, srqn);
         if (!srq) {
-            RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such SRQ");
+            RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such SRQ");
         }
-        RSIM_CHECK_RESERVED(c, p->rq);
+        RDMA_SIM_CHECK_RESERVED(c, p->rq);
     }
     if (p->max_send_sge > s->props.max_sge ||
         p->max_recv_sge > s->props.max_sge ||
         max_inline > s->props.max_inline) {
-        RSIM_REFUSE(c, RSIM_STS_LIMIT, "SGEs or inline size above the caps");
+        RDMA_SIM_REFUSE(c, RSIM_STS_LIMIT,
+                        "SGEs or inline size above the caps");
     }
     if (db_page >= s->props.db_pages) {
-        RSIM_REFUSE(c, RSIM_STS_INVALID, "doorbell page beyond DB_PAGES");
+        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "doorbell page beyond DB_PAGES");
     }
-    st = rsim_qp_alloc_qpn(s, p->qp_type, &qpn);
+    st = rdma_sim_qp_alloc_qpn(s, p->qp_type, &qpn);
     if (st != RSIM_STS_OK) {
-        RSIM_REFUSE(c, st, st == RSIM_STS_EXISTS ? "a GSI QP exists"
+        RDMA_SIM_REFUSE(c, st, st == RSIM_STS_EXISTS ? "a GSI QP exists"
                                                  : "all QPs in use");
     }
 
-    qp = g_new0(RsimQp, 1);
-    st = rsim_ring_init(s, &qp->sq, &p->sq, RSIM_SEND_WQE_HDR_SIZE +
-                        MAX(16u * p->max_send_sge, max_inline), max_depth);
+    qp = g_new0(RdmaSimQp, 1);
+    st = rdma_sim_ring_init(s, &qp->sq, &p->sq, RSIM_SEND_WQE_HDR_SIZE +
+                            MAX(16u * p->max_send_sge, max_inline), max_depth);
     if (st != RSIM_STS_OK) {
         g_free(qp);
         s->next_qpn = next_qpn;     /* a refused command changes nothing */
-        RSIM_REFUSE(c, st, "bad send queue descriptor");
+        RDMA_SIM_REFUSE(c, st, "bad send queue descriptor");
     }
     if (!srq) {
-        st = rsim_ring_init(s, &qp->rq, &p->rq, RSIM_RECV_WQE_HDR_SIZE +
-                            16u * p->max_recv_sge, max_depth);
+        st = rdma_sim_ring_init(s, &qp->rq, &p->rq, RSIM_RECV_WQE_HDR_SIZE +
+                                16u * p->max_recv_sge, max_depth);
         if (st != RSIM_STS_OK) {
-            rsim_ring_free(&qp->sq);
+            rdma_sim_ring_free(&qp->sq);
             g_free(qp);
             s->next_qpn = next_qpn;
-            RSIM_REFUSE(c, st, "bad receive queue descriptor");
+            RDMA_SIM_REFUSE(c, st, "bad receive queue descriptor");
         }
     }
     qp->qpn = qpn;
@@ -593,77 +602,78 @@ static enum rsim_status rsim_cmd_create_qp(RdmaSimState *s, RsimCmd *c)
     s->qps[qpn] = qp;
     trace_rdma_sim_qp_create(qpn, qp->type, qp->sq.depth,
                              srq ? 0 : qp->rq.depth);
-    rsim_set_handle(c, qpn, 0);
+    rdma_sim_set_handle(c, qpn, 0);
     return RSIM_STS_OK;
 }
 
-static enum rsim_status rsim_qp_attr_cmd(RdmaSimState *s, RsimCmd *c,
-                                         RsimQp **qpp, uint64_t *addr)
+static enum rsim_status rdma_sim_qp_attr_cmd(RdmaSimState *s, RdmaSimCmd *c,
+                                             RdmaSimQp **qpp, uint64_t *addr)
 {
     const struct rsim_cmd_qp_attr *p = CMD(c, struct rsim_cmd_qp_attr);
 
-    RSIM_CHECK_RESERVED(c, p->reserved);
-    *qpp = rsim_qp_lookup(s, le32_to_cpu(p->qpn));
+    RDMA_SIM_CHECK_RESERVED(c, p->reserved);
+    *qpp = rdma_sim_qp_lookup(s, le32_to_cpu(p->qpn));
     if (!*qpp) {
-        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such QP");
+        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such QP");
     }
     *addr = le64_to_cpu(p->addr);
     if (*addr & 7) {
-        RSIM_REFUSE(c, RSIM_STS_INVALID, "attribute block not 8-byte aligned");
+        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID,
+                        "attribute block not 8-byte aligned");
     }
     return RSIM_STS_OK;
 }
 
-static enum rsim_status rsim_cmd_modify_qp(RdmaSimState *s, RsimCmd *c)
+static enum rsim_status rdma_sim_cmd_modify_qp(RdmaSimState *s, RdmaSimCmd *c)
 {
     struct rsim_qp_attr attr;
     enum rsim_status st;
     uint64_t addr;
-    RsimQp *qp;
+    RdmaSimQp *qp;
 
-    st = rsim_qp_attr_cmd(s, c, &qp, &addr);
+    st = rdma_sim_qp_attr_cmd(s, c, &qp, &addr);
     if (st != RSIM_STS_OK) {
         return st;
     }
-    if (rsim_dma_read(s, addr, &attr, sizeof(attr)) != MEMTX_OK) {
-        RSIM_REFUSE(c, RSIM_STS_DMA, "attribute block not readable");
+    if (rdma_sim_dma_read(s, addr, &attr, sizeof(attr)) != MEMTX_OK) {
+        RDMA_SIM_REFUSE(c, RSIM_STS_DMA, "attribute block not readable");
     }
-    if (!rsim_is_zero(attr.reserved1, sizeof(attr.reserved1)) ||
+    if (!rdma_sim_is_zero(attr.reserved1, sizeof(attr.reserved1)) ||
         attr.reserved0) {
-        RSIM_REFUSE(c, RSIM_STS_RESERVED, "reserved attribute bytes not 0");
+        RDMA_SIM_REFUSE(c, RSIM_STS_RESERVED, "reserved attribute bytes not 0");
     }
-    return rsim_qp_modify(s, qp, &attr, &c->why);
+    return rdma_sim_qp_modify(s, qp, &attr, &c->why);
 }
 
-static enum rsim_status rsim_cmd_query_qp(RdmaSimState *s, RsimCmd *c)
+static enum rsim_status rdma_sim_cmd_query_qp(RdmaSimState *s, RdmaSimCmd *c)
 {
     struct rsim_qp_attr attr;
     enum rsim_status st;
     uint64_t addr;
-    RsimQp *qp;
+    RdmaSimQp *qp;
 
-    st = rsim_qp_attr_cmd(s, c, &qp, &addr);
+    st = rdma_sim_qp_attr_cmd(s, c, &qp, &addr);
     if (st != RSIM_STS_OK) {
         return st;
     }
-    rsim_qp_query(s, qp, &attr);
-    if (rsim_dma_write(s, addr, &attr, sizeof(attr)) != MEMTX_OK) {
-        RSIM_REFUSE(c, RSIM_STS_DMA, "attribute block not writable");
+    rdma_sim_qp_query(s, qp, &attr);
+    if (rdma_sim_dma_write(s, addr, &attr, sizeof(attr)) != MEMTX_OK) {
+        RDMA_SIM_REFUSE(c, RSIM_STS_DMA, "attribute block not writable");
     }
     return RSIM_STS_OK;
 }
 
-static enum rsim_status rsim_cmd_destroy_qp(RdmaSimState *s, RsimCmd *c)
+static enum rsim_status rdma_sim_cmd_destroy_qp(RdmaSimState *s, RdmaSimCmd *c)
 {
-    RsimQp *qp = rsim_qp_lookup(s, rsim_cmd_handle(c));
+    RdmaSimQp *qp = rdma_sim_qp_lookup(s, rdma_sim_cmd_handle(c));
 
-    if (rsim_check_handle_cmd(c)) {
+    if (rdma_sim_check_handle_cmd(c)) {
         return RSIM_STS_RESERVED;
     }
     if (!qp) {
-        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such QP");
+        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such QP");
     }
-    rsim_qp_destroy(s, qp);
+    rdma_sim_qp_destroy(s, qp);
     return RSIM_STS_OK;
 }
 
@@ -671,47 +681,48 @@ static enum rsim_status rsim_cmd_destroy_qp(RdmaSimState *s, RsimCmd *c)
  * Shared receive queues
  */
 
-static enum rsim_status rsim_cmd_create_srq(RdmaSimState *s, RsimCmd *c)
+static enum rsim_status rdma_sim_cmd_create_srq(RdmaSimState *s, RdmaSimCmd *c)
 {
     const struct rsim_cmd_create_srq *p = CMD(c, struct rsim_cmd_create_srq);
     uint32_t pdn = le32_to_cpu(p->pdn);
     uint32_t limit = le32_to_cpu(p->limit);
     uint32_t db_page = le16_to_cpu(p->db_page);
     enum rsim_status st;
-    RsimSrq *srq;
+    RdmaSimSrq *srq;
     uint32_t srqn;
 
-    RSIM_CHECK_RESERVED(c, p->reserved);
-    RSIM_CHECK_RESERVED(c, p->reserved0);
-    if (!rsim_pd_valid(s, pdn)) {
-        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such PD");
+    RDMA_SIM_CHECK_RESERVED(c, p->reserved);
+    RDMA_SIM_CHECK_RESERVED(c, p->reserved0);
+    if (!rdma_sim_pd_valid(s, pdn)) {
+        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such PD");
     }
     if (!p->max_sge) {
-        RSIM_REFUSE(c, RSIM_STS_INVALID, "SRQ with 0 SGEs");
+        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "SRQ with 0 SGEs");
     }
     if (p->max_sge > s->props.max_sge) {
-        RSIM_REFUSE(c, RSIM_STS_LIMIT, "SRQ SGEs above CAP_MAX_SRQ_SGE");
+        RDMA_SIM_REFUSE(c, RSIM_STS_LIMIT, "SRQ SGEs above CAP_MAX_SRQ_SGE");
     }
     if (db_page >= s->props.db_pages) {
-        RSIM_REFUSE(c, RSIM_STS_INVALID, "doorbell page beyond DB_PAGES");
+        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "doorbell page beyond DB_PAGES");
     }
     for (srqn = 0; srqn < s->props.max_srq && s->srqs[srqn]; srqn++) {
         continue;
     }
     if (srqn == s->props.max_srq) {
-        RSIM_REFUSE(c, RSIM_STS_NO_RESOURCES, "all SRQs in use");
+        RDMA_SIM_REFUSE(c, RSIM_STS_NO_RESOURCES, "all SRQs in use");
     }
-    srq = g_new0(RsimSrq, 1);
-    st = rsim_ring_init(s, &srq->ring, &p->q, RSIM_RECV_WQE_HDR_SIZE +
-                        16u * p->max_sge, rsim_max_depth(s->props.max_qp_wr));
+    srq = g_new0(RdmaSimSrq, 1);
+    st = rdma_sim_ring_init(s, &srq->ring, &p->q,
+                            RSIM_RECV_WQE_HDR_SIZE + 16u * p->max_sge,
+                            rdma_sim_max_depth(s->props.max_qp_wr));
     if (st != RSIM_STS_OK) {
         g_free(srq);
-        RSIM_REFUSE(c, st, "bad SRQ ring descriptor");
+        RDMA_SIM_REFUSE(c, st, "bad SRQ ring descriptor");
     }
     if (limit >= srq->ring.depth) {
-        rsim_ring_free(&srq->ring);
+        rdma_sim_ring_free(&srq->ring);
         g_free(srq);
-        RSIM_REFUSE(c, RSIM_STS_INVALID, "SRQ limit not below its depth");
+        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "SRQ limit not below its depth");
     }
     srq->valid = true;
     srq->srqn = srqn;
@@ -722,58 +733,58 @@ static enum rsim_status rsim_cmd_create_srq(RdmaSimState *s, RsimCmd *c)
     s->pds[pdn].refs++;
     s->srqs[srqn] = srq;
     trace_rdma_sim_srq_create(srqn, srq->ring.depth, limit);
-    rsim_set_handle(c, srqn, 0);
+    rdma_sim_set_handle(c, srqn, 0);
     return RSIM_STS_OK;
 }
 
-static enum rsim_status rsim_cmd_modify_srq(RdmaSimState *s, RsimCmd *c)
+static enum rsim_status rdma_sim_cmd_modify_srq(RdmaSimState *s, RdmaSimCmd *c)
 {
     const struct rsim_cmd_modify_srq *p = CMD(c, struct rsim_cmd_modify_srq);
-    RsimSrq *srq = rsim_srq_lookup(s, le32_to_cpu(p->srqn));
+    RdmaSimSrq *srq = rdma_sim_srq_lookup(s, le32_to_cpu(p->srqn));
     uint32_t mask = le32_to_cpu(p->mask);
     uint32_t limit = le32_to_cpu(p->limit);
     uint32_t depth, prod;
     enum rsim_status st;
-    RsimRing ring;
+    RdmaSimRing ring;
 
-    RSIM_CHECK_RESERVED(c, p->reserved);
+    RDMA_SIM_CHECK_RESERVED(c, p->reserved);
     if (!srq) {
-        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such SRQ");
+        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such SRQ");
     }
     if (mask & ~(RSIM_SRQ_MAX_WR | RSIM_SRQ_LIMIT)) {
-        RSIM_REFUSE(c, RSIM_STS_INVALID, "unknown MODIFY_SRQ mask bits");
+        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "unknown MODIFY_SRQ mask bits");
     }
     if (!(mask & RSIM_SRQ_MAX_WR)) {
-        RSIM_CHECK_RESERVED(c, p->q);
+        RDMA_SIM_CHECK_RESERVED(c, p->q);
     }
     depth = srq->ring.depth;
     if (mask & RSIM_SRQ_MAX_WR) {
-        st = rsim_ring_init(s, &ring, &p->q, RSIM_RECV_WQE_HDR_SIZE +
-                            16u * srq->max_sge,
-                            rsim_max_depth(s->props.max_qp_wr));
+        st = rdma_sim_ring_init(s, &ring, &p->q, RSIM_RECV_WQE_HDR_SIZE +
+                                16u * srq->max_sge,
+                                rdma_sim_max_depth(s->props.max_qp_wr));
         if (st != RSIM_STS_OK) {
-            RSIM_REFUSE(c, st, "bad SRQ ring descriptor");
+            RDMA_SIM_REFUSE(c, st, "bad SRQ ring descriptor");
         }
         depth = ring.depth;
     }
     if ((mask & RSIM_SRQ_LIMIT) && limit >= depth) {
         if (mask & RSIM_SRQ_MAX_WR) {
-            rsim_ring_free(&ring);
+            rdma_sim_ring_free(&ring);
         }
-        RSIM_REFUSE(c, RSIM_STS_INVALID, "SRQ limit not below its depth");
+        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "SRQ limit not below its depth");
     }
     if (mask & RSIM_SRQ_MAX_WR) {
-        if (rsim_ring_read_index(s, &srq->ring, RSIM_QUEUE_PROD_OFFSET,
-                                 &prod)) {
-            rsim_ring_free(&ring);
-            RSIM_REFUSE(c, RSIM_STS_DMA, "old SRQ ring not accessible");
+        if (rdma_sim_ring_read_index(s, &srq->ring, RSIM_QUEUE_PROD_OFFSET,
+                                     &prod)) {
+            rdma_sim_ring_free(&ring);
+            RDMA_SIM_REFUSE(c, RSIM_STS_DMA, "old SRQ ring not accessible");
         }
-        st = rsim_ring_move(s, &srq->ring, srq->cons, prod, &ring);
+        st = rdma_sim_ring_move(s, &srq->ring, srq->cons, prod, &ring);
         if (st != RSIM_STS_OK) {
-            rsim_ring_free(&ring);
-            RSIM_REFUSE(c, st, "posted receives do not fit the new ring");
+            rdma_sim_ring_free(&ring);
+            RDMA_SIM_REFUSE(c, st, "posted receives do not fit the new ring");
         }
-        rsim_ring_free(&srq->ring);
+        rdma_sim_ring_free(&srq->ring);
         srq->ring = ring;
         srq->cons = 0;
     }
@@ -784,16 +795,16 @@ static enum rsim_status rsim_cmd_modify_srq(RdmaSimState *s, RsimCmd *c)
     return RSIM_STS_OK;
 }
 
-static enum rsim_status rsim_cmd_query_srq(RdmaSimState *s, RsimCmd *c)
+static enum rsim_status rdma_sim_cmd_query_srq(RdmaSimState *s, RdmaSimCmd *c)
 {
-    RsimSrq *srq = rsim_srq_lookup(s, rsim_cmd_handle(c));
+    RdmaSimSrq *srq = rdma_sim_srq_lookup(s, rdma_sim_cmd_handle(c));
     struct rsim_query_srq_resp *r = RESULT(c, struct rsim_query_srq_resp);
 
-    if (rsim_check_handle_cmd(c)) {
+    if (rdma_sim_check_handle_cmd(c)) {
         return RSIM_STS_RESERVED;
     }
     if (!srq) {
-        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such SRQ");
+        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such SRQ");
     }
     r->max_wr = cpu_to_le32(srq->ring.mask);
     r->max_sge = cpu_to_le32(srq->max_sge);
@@ -801,19 +812,19 @@ static enum rsim_status rsim_cmd_query_srq(RdmaSimState *s, RsimCmd *c)
     return RSIM_STS_OK;
 }
 
-static enum rsim_status rsim_cmd_destroy_srq(RdmaSimState *s, RsimCmd *c)
+static enum rsim_status rdma_sim_cmd_destroy_srq(RdmaSimState *s, RdmaSimCmd *c)
 {
-    RsimSrq *srq = rsim_srq_lookup(s, rsim_cmd_handle(c));
+    RdmaSimSrq *srq = rdma_sim_srq_lookup(s, rdma_sim_cmd_handle(c));
     enum rsim_status st;
 
-    st = rsim_check_destroy(c, srq, srq ? srq->refs : 0, "no such SRQ",
-                            "QPs use the SRQ");
+    st = rdma_sim_check_destroy(c, srq, srq ? srq->refs : 0, "no such SRQ",
+                                "QPs use the SRQ");
     if (st != RSIM_STS_OK) {
         return st;
     }
     s->pds[srq->pdn].refs--;
     s->srqs[srq->srqn] = NULL;
-    rsim_ring_free(&srq->ring);
+    rdma_sim_ring_free(&srq->ring);
     g_free(srq);
     return RSIM_STS_OK;
 }
@@ -822,18 +833,18 @@ static enum rsim_status rsim_cmd_destroy_srq(RdmaSimState *s, RsimCmd *c)
  * Address handles
  */
 
-static enum rsim_status rsim_cmd_create_ah(RdmaSimState *s, RsimCmd *c)
+static enum rsim_status rdma_sim_cmd_create_ah(RdmaSimState *s, RdmaSimCmd *c)
 {
     const struct rsim_cmd_create_ah *p = CMD(c, struct rsim_cmd_create_ah);
     uint32_t pdn = le32_to_cpu(p->pdn);
     enum rsim_status st;
     uint32_t ahn;
 
-    RSIM_CHECK_RESERVED(c, p->reserved);
-    if (!rsim_pd_valid(s, pdn)) {
-        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such PD");
+    RDMA_SIM_CHECK_RESERVED(c, p->reserved);
+    if (!rdma_sim_pd_valid(s, pdn)) {
+        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such PD");
     }
-    st = rsim_av_check(s, &p->av, &c->why);
+    st = rdma_sim_av_check(s, &p->av, &c->why);
     if (st != RSIM_STS_OK) {
         return st;
     }
@@ -841,25 +852,25 @@ static enum rsim_status rsim_cmd_create_ah(RdmaSimState *s, RsimCmd *c)
         continue;
     }
     if (ahn == s->props.max_ah) {
-        RSIM_REFUSE(c, RSIM_STS_NO_RESOURCES, "all AHs in use");
+        RDMA_SIM_REFUSE(c, RSIM_STS_NO_RESOURCES, "all AHs in use");
     }
     s->ahs[ahn].valid = true;
     s->ahs[ahn].pdn = pdn;
     s->ahs[ahn].av = p->av;
     s->pds[pdn].refs++;
-    rsim_set_handle(c, ahn, 0);
+    rdma_sim_set_handle(c, ahn, 0);
     return RSIM_STS_OK;
 }
 
-static enum rsim_status rsim_cmd_destroy_ah(RdmaSimState *s, RsimCmd *c)
+static enum rsim_status rdma_sim_cmd_destroy_ah(RdmaSimState *s, RdmaSimCmd *c)
 {
-    uint32_t ahn = rsim_cmd_handle(c);
+    uint32_t ahn = rdma_sim_cmd_handle(c);
 
-    if (rsim_check_handle_cmd(c)) {
+    if (rdma_sim_check_handle_cmd(c)) {
         return RSIM_STS_RESERVED;
     }
     if (!ahn || ahn >= s->props.max_ah || !s->ahs[ahn].valid) {
-        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such AH");
+        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such AH");
     }
     s->pds[s->ahs[ahn].pdn].refs--;
     s->ahs[ahn].valid = false;
@@ -871,7 +882,7 @@ static enum rsim_status rsim_cmd_destroy_ah(RdmaSimState *s, RsimCmd *c)
  */
 
 /* Lowest free MR index; index 0 is never used so no key is 0. */
-static bool rsim_mr_alloc_index(RdmaSimState *s, uint32_t *index)
+static bool rdma_sim_mr_alloc_index(RdmaSimState *s, uint32_t *index)
 {
     for (uint32_t i = 1; i < s->props.max_mr; i++) {
         if (s->mrs[i].state == RSIM_MR_STATE_INVALID) {
@@ -882,20 +893,20 @@ static bool rsim_mr_alloc_index(RdmaSimState *s, uint32_t *index)
     return false;
 }
 
-static enum rsim_status rsim_check_mr_access(RsimCmd *c, uint32_t access)
+static enum rsim_status rdma_sim_check_mr_access(RdmaSimCmd *c, uint32_t access)
 {
     if (access & ~RSIM_ACCESS_SUPPORTED) {
-        RSIM_REFUSE(c, RSIM_STS_INVALID, "unknown access bits");
+        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "unknown access bits");
     }
     if ((access & (RSIM_ACCESS_REMOTE_WRITE | RSIM_ACCESS_REMOTE_ATOMIC)) &&
         !(access & RSIM_ACCESS_LOCAL_WRITE)) {
-        RSIM_REFUSE(c, RSIM_STS_INVALID,
-                    "remote write or atomic access needs local write");
+        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID,
+                        "remote write or atomic access needs local write");
     }
     return RSIM_STS_OK;
 }
 
-static enum rsim_status rsim_cmd_reg_mr(RdmaSimState *s, RsimCmd *c)
+static enum rsim_status rdma_sim_cmd_reg_mr(RdmaSimState *s, RdmaSimCmd *c)
 {
     const struct rsim_cmd_reg_mr *p = CMD(c, struct rsim_cmd_reg_mr);
     uint32_t pdn = le32_to_cpu(p->pdn);
@@ -903,7 +914,7 @@ static enum rsim_status rsim_cmd_reg_mr(RdmaSimState *s, RsimCmd *c)
     uint32_t flags = le32_to_cpu(p->flags);
     uint64_t iova = le64_to_cpu(p->iova);
     uint64_t length = le64_to_cpu(p->length);
-    RsimPageList pl = {
+    RdmaSimPageList pl = {
         .addr = le64_to_cpu(p->pbl_addr),
         .npages = le32_to_cpu(p->npages),
         .fbo = le32_to_cpu(p->fbo),
@@ -912,43 +923,43 @@ static enum rsim_status rsim_cmd_reg_mr(RdmaSimState *s, RsimCmd *c)
     };
     enum rsim_status st;
     uint32_t index;
-    RsimMr *mr;
+    RdmaSimMr *mr;
 
-    RSIM_CHECK_RESERVED(c, p->reserved);
-    RSIM_CHECK_RESERVED(c, p->reserved0);
+    RDMA_SIM_CHECK_RESERVED(c, p->reserved);
+    RDMA_SIM_CHECK_RESERVED(c, p->reserved0);
     if (flags & ~RSIM_MR_FLAG_PHYS) {
-        RSIM_REFUSE(c, RSIM_STS_RESERVED, "unknown MR flags");
+        RDMA_SIM_REFUSE(c, RSIM_STS_RESERVED, "unknown MR flags");
     }
-    if (!rsim_pd_valid(s, pdn)) {
-        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such PD");
+    if (!rdma_sim_pd_valid(s, pdn)) {
+        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such PD");
     }
-    st = rsim_check_mr_access(c, access);
+    st = rdma_sim_check_mr_access(c, access);
     if (st != RSIM_STS_OK) {
         return st;
     }
     if (flags & RSIM_MR_FLAG_PHYS) {
         if (pl.addr || pl.npages || pl.fbo || pl.level || pl.page_shift ||
             iova || length) {
-            RSIM_REFUSE(c, RSIM_STS_INVALID,
-                        "a PHYS MR takes no address, length or page list");
+            RDMA_SIM_REFUSE(c, RSIM_STS_INVALID,
+                            "a PHYS MR takes no address, length or page list");
         }
     } else {
         if (!length) {
-            RSIM_REFUSE(c, RSIM_STS_INVALID, "MR length 0");
+            RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "MR length 0");
         }
         if (iova + length - 1 < iova) {
-            RSIM_REFUSE(c, RSIM_STS_RANGE, "iova + length wraps");
+            RDMA_SIM_REFUSE(c, RSIM_STS_RANGE, "iova + length wraps");
         }
-        st = rsim_pl_check(s, &pl, length);
+        st = rdma_sim_pl_check(s, &pl, length);
         if (st != RSIM_STS_OK) {
-            RSIM_REFUSE(c, st, "bad page list");
+            RDMA_SIM_REFUSE(c, st, "bad page list");
         }
     }
-    if (!rsim_mr_alloc_index(s, &index)) {
-        RSIM_REFUSE(c, RSIM_STS_NO_RESOURCES, "MR table full");
+    if (!rdma_sim_mr_alloc_index(s, &index)) {
+        RDMA_SIM_REFUSE(c, RSIM_STS_NO_RESOURCES, "MR table full");
     }
     mr = &s->mrs[index];
-    mr->key = rsim_new_key(s, index, mr->key);
+    mr->key = rdma_sim_new_key(s, index, mr->key);
     mr->state = RSIM_MR_STATE_VALID;
     mr->phys = flags & RSIM_MR_FLAG_PHYS;
     mr->fast_reg = false;
@@ -960,25 +971,26 @@ static enum rsim_status rsim_cmd_reg_mr(RdmaSimState *s, RsimCmd *c)
     s->pds[pdn].refs++;
     trace_rdma_sim_mr_reg(mr->key, pdn, access, iova, length, pl.level,
                           pl.page_shift, pl.npages);
-    rsim_set_handle(c, mr->key, (access & RSIM_ACCESS_REMOTE) ? mr->key : 0);
+    rdma_sim_set_handle(c, mr->key,
+                        (access & RSIM_ACCESS_REMOTE) ? mr->key : 0);
     return RSIM_STS_OK;
 }
 
-static enum rsim_status rsim_cmd_dereg_mr(RdmaSimState *s, RsimCmd *c)
+static enum rsim_status rdma_sim_cmd_dereg_mr(RdmaSimState *s, RdmaSimCmd *c)
 {
-    uint32_t key = rsim_cmd_handle(c);
+    uint32_t key = rdma_sim_cmd_handle(c);
     uint32_t index = RSIM_KEY_INDEX(key);
-    RsimMr *mr;
+    RdmaSimMr *mr;
 
-    if (rsim_check_handle_cmd(c)) {
+    if (rdma_sim_check_handle_cmd(c)) {
         return RSIM_STS_RESERVED;
     }
     if (!index || index >= s->props.max_mr) {
-        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "key index out of range");
+        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "key index out of range");
     }
     mr = &s->mrs[index];
     if (mr->state == RSIM_MR_STATE_INVALID || mr->key != key) {
-        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no MR with this key");
+        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no MR with this key");
     }
     trace_rdma_sim_mr_dereg(key);
     s->pds[mr->pdn].refs--;
@@ -986,34 +998,34 @@ static enum rsim_status rsim_cmd_dereg_mr(RdmaSimState *s, RsimCmd *c)
     return RSIM_STS_OK;
 }
 
-static enum rsim_status rsim_cmd_alloc_stag(RdmaSimState *s, RsimCmd *c)
+static enum rsim_status rdma_sim_cmd_alloc_stag(RdmaSimState *s, RdmaSimCmd *c)
 {
     const struct rsim_cmd_alloc_stag *p = CMD(c, struct rsim_cmd_alloc_stag);
     uint32_t pdn = le32_to_cpu(p->pdn);
     uint32_t max_pages = le32_to_cpu(p->max_pages);
     uint64_t pbl = le64_to_cpu(p->pbl_addr);
     uint32_t index;
-    RsimMr *mr;
+    RdmaSimMr *mr;
 
-    RSIM_CHECK_RESERVED(c, p->reserved);
-    RSIM_CHECK_RESERVED(c, p->reserved0);
-    if (!rsim_pd_valid(s, pdn)) {
-        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such PD");
+    RDMA_SIM_CHECK_RESERVED(c, p->reserved);
+    RDMA_SIM_CHECK_RESERVED(c, p->reserved0);
+    if (!rdma_sim_pd_valid(s, pdn)) {
+        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such PD");
     }
     if (!max_pages) {
-        RSIM_REFUSE(c, RSIM_STS_INVALID, "max_pages 0");
+        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "max_pages 0");
     }
-    if (max_pages > RSIM_MAX_FAST_REG_PAGES) {
-        RSIM_REFUSE(c, RSIM_STS_LIMIT, "above CAP_MAX_FAST_REG_PAGES");
+    if (max_pages > RDMA_SIM_MAX_FAST_REG_PAGES) {
+        RDMA_SIM_REFUSE(c, RSIM_STS_LIMIT, "above CAP_MAX_FAST_REG_PAGES");
     }
     if (!pbl || (pbl & 7)) {
-        RSIM_REFUSE(c, RSIM_STS_INVALID, "page list zero or misaligned");
+        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "page list zero or misaligned");
     }
-    if (!rsim_mr_alloc_index(s, &index)) {
-        RSIM_REFUSE(c, RSIM_STS_NO_RESOURCES, "MR table full");
+    if (!rdma_sim_mr_alloc_index(s, &index)) {
+        RDMA_SIM_REFUSE(c, RSIM_STS_NO_RESOURCES, "MR table full");
     }
     mr = &s->mrs[index];
-    mr->key = rsim_new_key(s, index, mr->key);
+    mr->key = rdma_sim_new_key(s, index, mr->key);
     mr->state = RSIM_MR_STATE_FREE;
     mr->phys = false;
     mr->fast_reg = true;
@@ -1025,11 +1037,12 @@ static enum rsim_status rsim_cmd_alloc_stag(RdmaSimState *s, RsimCmd *c)
     memset(&mr->pl, 0, sizeof(mr->pl));
     s->pds[pdn].refs++;
     trace_rdma_sim_mr_alloc_stag(mr->key, pdn, max_pages);
-    rsim_set_handle(c, mr->key, mr->key);
+    rdma_sim_set_handle(c, mr->key, mr->key);
     return RSIM_STS_OK;
 }
 
-static enum rsim_status rsim_cmd_mr_translate(RdmaSimState *s, RsimCmd *c)
+static enum rsim_status rdma_sim_cmd_mr_translate(RdmaSimState *s,
+                                                  RdmaSimCmd *c)
 {
     const struct rsim_cmd_mr_translate *p =
         CMD(c, struct rsim_cmd_mr_translate);
@@ -1040,12 +1053,12 @@ static enum rsim_status rsim_cmd_mr_translate(RdmaSimState *s, RsimCmd *c)
     uint64_t len = le64_to_cpu(p->length);
     uint32_t access = le32_to_cpu(p->access);
     enum rsim_status st;
-    RsimMr *mr;
-    RsimSeg seg;
+    RdmaSimMr *mr;
+    RdmaSimSeg seg;
 
-    RSIM_CHECK_RESERVED(c, p->reserved);
+    RDMA_SIM_CHECK_RESERVED(c, p->reserved);
     if (access & ~RSIM_ACCESS_SUPPORTED) {
-        RSIM_REFUSE(c, RSIM_STS_INVALID, "unknown access bits");
+        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "unknown access bits");
     }
     if (RSIM_KEY_INDEX(key) < s->props.max_mr) {
         mr = &s->mrs[RSIM_KEY_INDEX(key)];
@@ -1058,12 +1071,12 @@ static enum rsim_status rsim_cmd_mr_translate(RdmaSimState *s, RsimCmd *c)
         !(access & ~(RSIM_ACCESS_REMOTE_READ | RSIM_ACCESS_REMOTE_WRITE))) {
         return RSIM_STS_OK;
     }
-    st = rsim_mr_check(s, key, le32_to_cpu(p->pdn), access, iova, len, &mr);
+    st = rdma_sim_mr_check(s, key, le32_to_cpu(p->pdn), access, iova, len, &mr);
     if (st == RSIM_STS_OK) {
-        st = rsim_mr_map(s, mr, iova, MAX(len, 1), &seg);
+        st = rdma_sim_mr_map(s, mr, iova, MAX(len, 1), &seg);
     }
     if (st != RSIM_STS_OK) {
-        RSIM_REFUSE(c, st, "translation refused");
+        RDMA_SIM_REFUSE(c, st, "translation refused");
     }
     r->addr = cpu_to_le64(seg.addr);
     r->contig = cpu_to_le64(MIN(seg.len, len));
@@ -1074,23 +1087,23 @@ static enum rsim_status rsim_cmd_mr_translate(RdmaSimState *s, RsimCmd *c)
  * GID table
  */
 
-static enum rsim_status rsim_cmd_add_gid(RdmaSimState *s, RsimCmd *c)
+static enum rsim_status rdma_sim_cmd_add_gid(RdmaSimState *s, RdmaSimCmd *c)
 {
     const struct rsim_cmd_gid *p = CMD(c, struct rsim_cmd_gid);
     uint32_t index = le32_to_cpu(p->index);
 
-    RSIM_CHECK_RESERVED(c, p->reserved);
+    RDMA_SIM_CHECK_RESERVED(c, p->reserved);
     if (index >= s->props.max_gid) {
-        RSIM_REFUSE(c, RSIM_STS_LIMIT, "GID index above CAP_MAX_GID");
+        RDMA_SIM_REFUSE(c, RSIM_STS_LIMIT, "GID index above CAP_MAX_GID");
     }
     if (p->type != RSIM_GID_TYPE_ROCE_V2) {
-        RSIM_REFUSE(c, RSIM_STS_UNSUPPORTED, "only RoCEv2 GIDs");
+        RDMA_SIM_REFUSE(c, RSIM_STS_UNSUPPORTED, "only RoCEv2 GIDs");
     }
-    if (rsim_is_zero(p->gid, sizeof(p->gid))) {
-        RSIM_REFUSE(c, RSIM_STS_INVALID, "GID is zero");
+    if (rdma_sim_is_zero(p->gid, sizeof(p->gid))) {
+        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "GID is zero");
     }
     if (s->gids[index].valid) {
-        RSIM_REFUSE(c, RSIM_STS_EXISTS, "GID slot in use");
+        RDMA_SIM_REFUSE(c, RSIM_STS_EXISTS, "GID slot in use");
     }
     s->gids[index].valid = true;
     memcpy(s->gids[index].gid, p->gid, sizeof(p->gid));
@@ -1098,21 +1111,21 @@ static enum rsim_status rsim_cmd_add_gid(RdmaSimState *s, RsimCmd *c)
     return RSIM_STS_OK;
 }
 
-static enum rsim_status rsim_cmd_del_gid(RdmaSimState *s, RsimCmd *c)
+static enum rsim_status rdma_sim_cmd_del_gid(RdmaSimState *s, RdmaSimCmd *c)
 {
     const struct rsim_cmd_gid *p = CMD(c, struct rsim_cmd_gid);
     uint32_t index = le32_to_cpu(p->index);
 
-    RSIM_CHECK_RESERVED(c, p->reserved);
-    RSIM_CHECK_RESERVED(c, p->gid);
+    RDMA_SIM_CHECK_RESERVED(c, p->reserved);
+    RDMA_SIM_CHECK_RESERVED(c, p->gid);
     if (p->type) {
-        RSIM_REFUSE(c, RSIM_STS_RESERVED, "type must be 0");
+        RDMA_SIM_REFUSE(c, RSIM_STS_RESERVED, "type must be 0");
     }
     if (index >= s->props.max_gid) {
-        RSIM_REFUSE(c, RSIM_STS_LIMIT, "GID index above CAP_MAX_GID");
+        RDMA_SIM_REFUSE(c, RSIM_STS_LIMIT, "GID index above CAP_MAX_GID");
     }
     if (!s->gids[index].valid) {
-        RSIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "GID slot empty");
+        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "GID slot empty");
     }
     memset(&s->gids[index], 0, sizeof(s->gids[index]));
     trace_rdma_sim_gid(index, "del");
@@ -1123,61 +1136,61 @@ static enum rsim_status rsim_cmd_del_gid(RdmaSimState *s, RsimCmd *c)
  * Dispatch and the queue machinery
  */
 
-typedef enum rsim_status (*RsimCmdFn)(RdmaSimState *s, RsimCmd *c);
+typedef enum rsim_status (*RdmaSimCmdFn)(RdmaSimState *s, RdmaSimCmd *c);
 
 static const struct {
     const char *name;
-    RsimCmdFn fn;
-} rsim_cmds[RSIM_CMD_MAX] = {
+    RdmaSimCmdFn fn;
+} rdma_sim_cmds[RSIM_CMD_MAX] = {
 #define C(op, fn) [RSIM_CMD_ ## op] = { #op, fn }
-    C(NOP, rsim_cmd_nop),
-    C(QUERY_DEVICE, rsim_cmd_query_device),
-    C(QUERY_PORT, rsim_cmd_query_port),
-    C(SET_PORT, rsim_cmd_set_port),
-    C(QUERY_STATS, rsim_cmd_query_stats),
-    C(CREATE_EQ, rsim_cmd_create_eq),
-    C(DESTROY_EQ, rsim_cmd_destroy_eq),
-    C(CREATE_ETHQ, rsim_cmd_create_ethq),
-    C(DESTROY_ETHQ, rsim_cmd_destroy_ethq),
-    C(ALLOC_PD, rsim_cmd_alloc_pd),
-    C(DEALLOC_PD, rsim_cmd_dealloc_pd),
-    C(CREATE_CQ, rsim_cmd_create_cq),
-    C(RESIZE_CQ, rsim_cmd_resize_cq),
-    C(DESTROY_CQ, rsim_cmd_destroy_cq),
-    C(ARM_CQ, rsim_cmd_arm_cq),
-    C(CREATE_QP, rsim_cmd_create_qp),
-    C(MODIFY_QP, rsim_cmd_modify_qp),
-    C(QUERY_QP, rsim_cmd_query_qp),
-    C(DESTROY_QP, rsim_cmd_destroy_qp),
-    C(CREATE_SRQ, rsim_cmd_create_srq),
-    C(MODIFY_SRQ, rsim_cmd_modify_srq),
-    C(QUERY_SRQ, rsim_cmd_query_srq),
-    C(DESTROY_SRQ, rsim_cmd_destroy_srq),
-    C(CREATE_AH, rsim_cmd_create_ah),
-    C(DESTROY_AH, rsim_cmd_destroy_ah),
-    C(REG_MR, rsim_cmd_reg_mr),
-    C(DEREG_MR, rsim_cmd_dereg_mr),
-    C(ALLOC_STAG, rsim_cmd_alloc_stag),
-    C(MR_TRANSLATE, rsim_cmd_mr_translate),
-    C(ADD_GID, rsim_cmd_add_gid),
-    C(DEL_GID, rsim_cmd_del_gid),
+    C(NOP, rdma_sim_cmd_nop),
+    C(QUERY_DEVICE, rdma_sim_cmd_query_device),
+    C(QUERY_PORT, rdma_sim_cmd_query_port),
+    C(SET_PORT, rdma_sim_cmd_set_port),
+    C(QUERY_STATS, rdma_sim_cmd_query_stats),
+    C(CREATE_EQ, rdma_sim_cmd_create_eq),
+    C(DESTROY_EQ, rdma_sim_cmd_destroy_eq),
+    C(CREATE_ETHQ, rdma_sim_cmd_create_ethq),
+    C(DESTROY_ETHQ, rdma_sim_cmd_destroy_ethq),
+    C(ALLOC_PD, rdma_sim_cmd_alloc_pd),
+    C(DEALLOC_PD, rdma_sim_cmd_dealloc_pd),
+    C(CREATE_CQ, rdma_sim_cmd_create_cq),
+    C(RESIZE_CQ, rdma_sim_cmd_resize_cq),
+    C(DESTROY_CQ, rdma_sim_cmd_destroy_cq),
+    C(ARM_CQ, rdma_sim_cmd_arm_cq),
+    C(CREATE_QP, rdma_sim_cmd_create_qp),
+    C(MODIFY_QP, rdma_sim_cmd_modify_qp),
+    C(QUERY_QP, rdma_sim_cmd_query_qp),
+    C(DESTROY_QP, rdma_sim_cmd_destroy_qp),
+    C(CREATE_SRQ, rdma_sim_cmd_create_srq),
+    C(MODIFY_SRQ, rdma_sim_cmd_modify_srq),
+    C(QUERY_SRQ, rdma_sim_cmd_query_srq),
+    C(DESTROY_SRQ, rdma_sim_cmd_destroy_srq),
+    C(CREATE_AH, rdma_sim_cmd_create_ah),
+    C(DESTROY_AH, rdma_sim_cmd_destroy_ah),
+    C(REG_MR, rdma_sim_cmd_reg_mr),
+    C(DEREG_MR, rdma_sim_cmd_dereg_mr),
+    C(ALLOC_STAG, rdma_sim_cmd_alloc_stag),
+    C(MR_TRANSLATE, rdma_sim_cmd_mr_translate),
+    C(ADD_GID, rdma_sim_cmd_add_gid),
+    C(DEL_GID, rdma_sim_cmd_del_gid),
 #undef C
 };
 
-const char *rsim_cmd_name(unsigned opcode)
+const char *rdma_sim_cmd_name(unsigned opcode)
 {
-    if (opcode < RSIM_CMD_MAX && rsim_cmds[opcode].name) {
-        return rsim_cmds[opcode].name;
+    if (opcode < RSIM_CMD_MAX && rdma_sim_cmds[opcode].name) {
+        return rdma_sim_cmds[opcode].name;
     }
     return "UNKNOWN";
 }
 
-static enum rsim_status rsim_exec(RdmaSimState *s, RsimCmd *c)
+static enum rsim_status rdma_sim_exec(RdmaSimState *s, RdmaSimCmd *c)
 {
     uint32_t dw0 = le32_to_cpu(c->cmd.dw0);
     unsigned opcode = FIELD_EX32(dw0, RSIM_CMD_HDR, OPCODE);
 
-    if (opcode >= RSIM_CMD_MAX || !rsim_cmds[opcode].fn) {
+    if (opcode >= RSIM_CMD_MAX || !rdma_sim_cmds[opcode].fn) {
         c->why = "unknown opcode";
         return RSIM_STS_BAD_OPCODE;
     }
@@ -1185,12 +1198,12 @@ static enum rsim_status rsim_exec(RdmaSimState *s, RsimCmd *c)
         c->why = "command flags must be 0";
         return RSIM_STS_RESERVED;
     }
-    return rsim_cmds[opcode].fn(s, c);
+    return rdma_sim_cmds[opcode].fn(s, c);
 }
 
 /* Write the completion of the command at the current head. */
-static bool rsim_post_completion(RdmaSimState *s, uint16_t id,
-                                 enum rsim_status st, const uint8_t *result)
+static bool rdma_sim_post_completion(RdmaSimState *s, uint16_t id,
+                                     enum rsim_status st, const uint8_t *result)
 {
     uint64_t addr = s->acq_base + (uint64_t)s->acq_tail * RSIM_ACQ_ENTRY_SIZE;
     struct rsim_admin_cqe cqe = { 0 };
@@ -1198,8 +1211,8 @@ static bool rsim_post_completion(RdmaSimState *s, uint16_t id,
 
     cqe.sq_head = cpu_to_le16(s->aq_head);
     memcpy(cqe.result, result, sizeof(cqe.result));
-    if (rsim_dma_write(s, addr + 4, (uint8_t *)&cqe + 4,
-                       sizeof(cqe) - 4) != MEMTX_OK) {
+    if (rdma_sim_dma_write(s, addr + 4, (uint8_t *)&cqe + 4,
+                           sizeof(cqe) - 4) != MEMTX_OK) {
         return false;
     }
     /* the body must be visible before the phase bit that validates it */
@@ -1208,7 +1221,7 @@ static bool rsim_post_completion(RdmaSimState *s, uint16_t id,
     dw0 = FIELD_DP32(dw0, RSIM_CQE_HDR, STATUS, st);
     dw0 = FIELD_DP32(dw0, RSIM_CQE_HDR, PHASE, s->acq_phase);
     dw0 = cpu_to_le32(dw0);
-    if (rsim_dma_write(s, addr, &dw0, sizeof(dw0)) != MEMTX_OK) {
+    if (rdma_sim_dma_write(s, addr, &dw0, sizeof(dw0)) != MEMTX_OK) {
         return false;
     }
     s->acq_tail = (s->acq_tail + 1) & (s->acq_depth - 1);
@@ -1218,62 +1231,64 @@ static bool rsim_post_completion(RdmaSimState *s, uint16_t id,
     return true;
 }
 
-static void rsim_admin_bh(void *opaque)
+static void rdma_sim_admin_bh(void *opaque)
 {
     RdmaSimState *s = opaque;
     bool posted = false;
 
     s->busy++;
-    while (rsim_ready(s) && s->aq_head != s->aq_tail &&
+    while (rdma_sim_ready(s) && s->aq_head != s->aq_tail &&
            ((s->acq_tail + 1) & (s->acq_depth - 1)) != s->acq_head) {
-        RsimCmd c = { 0 };
+        RdmaSimCmd c = { 0 };
         unsigned opcode;
         enum rsim_status st;
         uint16_t id;
 
-        if (rsim_dma_read(s, s->aq_base + (uint64_t)s->aq_head *
-                          RSIM_AQ_ENTRY_SIZE, &c.cmd, sizeof(c.cmd))) {
-            rsim_set_fatal(s, RSIM_FATAL_ADMIN_DMA);
+        if (rdma_sim_dma_read(s, s->aq_base + (uint64_t)s->aq_head *
+                              RSIM_AQ_ENTRY_SIZE, &c.cmd, sizeof(c.cmd))) {
+            rdma_sim_set_fatal(s, RSIM_FATAL_ADMIN_DMA);
             break;
         }
         opcode = FIELD_EX32(le32_to_cpu(c.cmd.dw0), RSIM_CMD_HDR, OPCODE);
         id = FIELD_EX32(le32_to_cpu(c.cmd.dw0), RSIM_CMD_HDR, ID);
-        st = rsim_exec(s, &c);
+        st = rdma_sim_exec(s, &c);
         if (st == RSIM_STS_OK) {
-            trace_rdma_sim_cmd(id, rsim_cmd_name(opcode));
+            trace_rdma_sim_cmd(id, rdma_sim_cmd_name(opcode));
         } else {
-            trace_rdma_sim_cmd_error(id, rsim_cmd_name(opcode), st,
+            trace_rdma_sim_cmd_error(id, rdma_sim_cmd_name(opcode), st,
                                      c.why ? c.why : "");
             if (st != RSIM_STS_NO_RESOURCES && st != RSIM_STS_BUSY) {
-                rsim_guest_error(s, "admin", "%s (id %u) refused with status "
-                                 "0x%x: %s", rsim_cmd_name(opcode), id, st,
-                                 c.why ? c.why : "");
+                rdma_sim_guest_error(s, "admin",
+                                     "%s (id %u) refused with status "
+                                     "0x%x: %s",
+                                     rdma_sim_cmd_name(opcode), id, st,
+                                     c.why ? c.why : "");
             }
         }
         /* The command may have reset or broken the device. */
-        if (!rsim_ready(s)) {
+        if (!rdma_sim_ready(s)) {
             break;
         }
         s->aq_head = (s->aq_head + 1) & (s->aq_depth - 1);
-        if (!rsim_post_completion(s, id, st, c.result)) {
-            rsim_set_fatal(s, RSIM_FATAL_ADMIN_DMA);
+        if (!rdma_sim_post_completion(s, id, st, c.result)) {
+            rdma_sim_set_fatal(s, RSIM_FATAL_ADMIN_DMA);
             break;
         }
         posted = true;
     }
     if (posted && !FIELD_EX32(s->intr_mask, RSIM_INTR_MASK, ADMIN)) {
-        rsim_msix_notify(s, RSIM_MSIX_VECTOR_ADMIN);
+        rdma_sim_msix_notify(s, RSIM_MSIX_VECTOR_ADMIN);
     }
     s->busy--;
 }
 
-void rsim_admin_kick(RdmaSimState *s)
+void rdma_sim_admin_kick(RdmaSimState *s)
 {
     qemu_bh_schedule(s->admin_bh);
 }
 
-void rsim_admin_init(RdmaSimState *s)
+void rdma_sim_admin_init(RdmaSimState *s)
 {
-    s->admin_bh = qemu_bh_new_guarded(rsim_admin_bh, s,
+    s->admin_bh = qemu_bh_new_guarded(rdma_sim_admin_bh, s,
                                       &DEVICE(s)->mem_reentrancy_guard);
 }

@@ -17,7 +17,7 @@
 #include "trace.h"
 
 /* IBTA RNR NAK timer field to nanoseconds */
-static int64_t rsim_rnr_ns(unsigned code)
+static int64_t rdma_sim_rnr_ns(unsigned code)
 {
     static const uint32_t us[32] = {
         655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
@@ -28,28 +28,28 @@ static int64_t rsim_rnr_ns(unsigned code)
     return (int64_t)us[code & 31] * SCALE_US;
 }
 
-bool rsim_complete(RdmaSimState *s, RsimQp *qp, RsimCq *cq,
-                   const struct rsim_cqe *cqe, bool solicited)
+bool rdma_sim_complete(RdmaSimState *s, RdmaSimQp *qp, RdmaSimCq *cq,
+                       const struct rsim_cqe *cqe, bool solicited)
 {
-    return cq && rsim_cq_post(s, cq, cqe, solicited);
+    return cq && rdma_sim_cq_post(s, cq, cqe, solicited);
 }
 
-void rsim_fail_qp(RdmaSimState *s, RsimQp *qp, enum rsim_event_type ev)
+void rdma_sim_fail_qp(RdmaSimState *s, RdmaSimQp *qp, enum rsim_event_type ev)
 {
     if (ev) {
-        rsim_aeq_post(s, ev, qp->qpn, 0);
+        rdma_sim_aeq_post(s, ev, qp->qpn, 0);
     }
-    rsim_qp_to_error(s, qp);
+    rdma_sim_qp_to_error(s, qp);
 }
 
-static bool rsim_needs_response(const RsimWqe *w)
+static bool rdma_sim_needs_response(const RdmaSimWqe *w)
 {
     return w->opcode == RSIM_WR_RDMA_READ ||
            w->opcode == RSIM_WR_ATOMIC_CMP_AND_SWP ||
            w->opcode == RSIM_WR_ATOMIC_FETCH_AND_ADD;
 }
 
-static uint32_t rsim_wqe_byte_len(const RsimWqe *w)
+static uint32_t rdma_sim_wqe_byte_len(const RdmaSimWqe *w)
 {
     switch (w->opcode) {
     case RSIM_WR_ATOMIC_CMP_AND_SWP:
@@ -64,39 +64,39 @@ static uint32_t rsim_wqe_byte_len(const RsimWqe *w)
 }
 
 /* SQD: once nothing started is left, the drain is over. */
-static void rsim_comp_check_drained(RdmaSimState *s, RsimQp *qp)
+static void rdma_sim_comp_check_drained(RdmaSimState *s, RdmaSimQp *qp)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
 
     if (qp->state == RSIM_QPS_SQD && qp->sq_draining &&
         qp->sq_cons == x->req_idx) {
         qp->sq_draining = false;
         trace_rdma_sim_sq_drained(qp->qpn);
         if (qp->en_sqd_async_notify) {
-            rsim_aeq_post(s, RSIM_EV_SQ_DRAINED, qp->qpn, 0);
+            rdma_sim_aeq_post(s, RSIM_EV_SQ_DRAINED, qp->qpn, 0);
         }
     }
 }
 
 /* Complete finished WQEs from the oldest on. */
-void rsim_comp_run(RdmaSimState *s, RsimQp *qp)
+void rdma_sim_comp_run(RdmaSimState *s, RdmaSimQp *qp)
 {
-    RsimXport *x = qp->x;
-    RsimCq *cq = rsim_cq_lookup(s, qp->send_cqn);
+    RdmaSimXport *x = qp->x;
+    RdmaSimCq *cq = rdma_sim_cq_lookup(s, qp->send_cqn);
     bool progress = false;
 
     if (!x) {
         return;
     }
     while (qp->sq_cons != x->fetched) {
-        RsimWqe *w = rsim_slot(x, qp->sq_cons);
+        RdmaSimWqe *w = rdma_sim_slot(x, qp->sq_cons);
         uint8_t status;
 
         if (!w->started) {
             break;
         }
         if (!w->done) {
-            if (rsim_needs_response(w) || !w->npkts ||
+            if (rdma_sim_needs_response(w) || !w->npkts ||
                 w->next_pkt < w->npkts ||
                 roce_psn_cmp(roce_psn_add(w->first_psn, w->npkts - 1),
                              x->comp_psn) >= 0) {
@@ -109,57 +109,57 @@ void rsim_comp_run(RdmaSimState *s, RsimQp *qp)
             struct rsim_cqe cqe = {
                 .wr_id = w->wr_id,
                 .status = cpu_to_le32(status),
-                .opcode = cpu_to_le32(rsim_wc_opcode(w->opcode)),
-                .byte_len = cpu_to_le32(rsim_wqe_byte_len(w)),
+                .opcode = cpu_to_le32(rdma_sim_wc_opcode(w->opcode)),
+                .byte_len = cpu_to_le32(rdma_sim_wqe_byte_len(w)),
                 .qp_num = cpu_to_le32(qp->qpn),
                 .port_num = 1,
             };
 
-            if (!rsim_complete(s, qp, cq, &cqe, false)) {
+            if (!rdma_sim_complete(s, qp, cq, &cqe, false)) {
                 /* CQ full: keep the WQE, look again soon */
                 x->cq_stalled = true;
                 timer_mod(x->retry_timer,
                           qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
-                          RSIM_CQ_RETRY_NS);
+                          RDMA_SIM_CQ_RETRY_NS);
                 break;
             }
         }
-        if (rsim_needs_response(w) && w->npkts) {
+        if (rdma_sim_needs_response(w) && w->npkts) {
             x->rd_atomic_out--;
         }
         qp->sq_cons = (qp->sq_cons + 1) & qp->sq.mask;
         progress = true;
         if (status && qp->type == RSIM_QPT_RC) {
             trace_rdma_sim_wqe_error(qp->qpn, w->opcode, status);
-            rsim_ring_write_index(s, &qp->sq, RSIM_QUEUE_CONS_OFFSET,
-                                  qp->sq_cons);
-            rsim_fail_qp(s, qp, 0);
+            rdma_sim_ring_write_index(s, &qp->sq, RSIM_QUEUE_CONS_OFFSET,
+                                      qp->sq_cons);
+            rdma_sim_fail_qp(s, qp, 0);
             return;
         }
     }
     x->cq_stalled = x->cq_stalled && !progress;
     if (progress) {
-        if (rsim_ring_write_index(s, &qp->sq, RSIM_QUEUE_CONS_OFFSET,
-                                  qp->sq_cons)) {
-            rsim_guest_error(s, "sq", "QP %u SQ header not writable",
-                             qp->qpn);
-            rsim_fail_qp(s, qp, RSIM_EV_QP_FATAL);
+        if (rdma_sim_ring_write_index(s, &qp->sq, RSIM_QUEUE_CONS_OFFSET,
+                                      qp->sq_cons)) {
+            rdma_sim_guest_error(s, "sq", "QP %u SQ header not writable",
+                                 qp->qpn);
+            rdma_sim_fail_qp(s, qp, RSIM_EV_QP_FATAL);
             return;
         }
-        rsim_comp_check_drained(s, qp);
+        rdma_sim_comp_check_drained(s, qp);
         /* the window, the READ limit or a fence may have opened */
-        rsim_qp_schedule(s, qp);
+        rdma_sim_qp_schedule(s, qp);
     }
 }
 
 /* Find the started, unfinished WQE whose PSN range holds psn. */
-RsimWqe *rsim_comp_find(RsimQp *qp, uint32_t psn)
+RdmaSimWqe *rdma_sim_comp_find(RdmaSimQp *qp, uint32_t psn)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
 
     for (uint32_t idx = qp->sq_cons; idx != x->fetched;
          idx = (idx + 1) & qp->sq.mask) {
-        RsimWqe *w = rsim_slot(x, idx);
+        RdmaSimWqe *w = rdma_sim_slot(x, idx);
         int32_t d;
 
         if (!w->started) {
@@ -181,18 +181,18 @@ RsimWqe *rsim_comp_find(RsimQp *qp, uint32_t psn)
  * the response it needs next.  Responses arrive in PSN order, so any other
  * response means some were lost.
  */
-static RsimWqe *rsim_comp_awaited(RsimQp *qp, uint32_t *psn)
+static RdmaSimWqe *rdma_sim_comp_awaited(RdmaSimQp *qp, uint32_t *psn)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
 
     for (uint32_t idx = qp->sq_cons; idx != x->fetched;
          idx = (idx + 1) & qp->sq.mask) {
-        RsimWqe *w = rsim_slot(x, idx);
+        RdmaSimWqe *w = rdma_sim_slot(x, idx);
 
         if (!w->started) {
             break;
         }
-        if (!w->done && rsim_needs_response(w) && w->npkts) {
+        if (!w->done && rdma_sim_needs_response(w) && w->npkts) {
             *psn = roce_psn_add(w->first_psn, w->rcvd_pkts);
             return w;
         }
@@ -201,9 +201,9 @@ static RsimWqe *rsim_comp_awaited(RsimQp *qp, uint32_t *psn)
 }
 
 /* Resend from psn, once per gap: the responses that follow are dropped. */
-static void rsim_comp_gap(RdmaSimState *s, RsimQp *qp, uint32_t psn)
+static void rdma_sim_comp_gap(RdmaSimState *s, RdmaSimQp *qp, uint32_t psn)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
 
     if (x->nak_restart_valid && x->last_nak_psn == psn) {
         return;
@@ -211,21 +211,21 @@ static void rsim_comp_gap(RdmaSimState *s, RsimQp *qp, uint32_t psn)
     x->nak_restart_valid = true;
     x->last_nak_psn = psn;
     s->stats[RSIM_STAT_RETRANSMITS]++;
-    rsim_flow_loss(s, qp);
-    rsim_req_restart(s, qp, psn);
+    rdma_sim_flow_loss(s, qp);
+    rdma_sim_req_restart(s, qp, psn);
 }
 
 /* The oldest unfinished WQE fails with status; the QP goes to ERR. */
-static void rsim_comp_fail(RdmaSimState *s, RsimQp *qp, RsimWqe *w,
-                           uint8_t status)
+static void rdma_sim_comp_fail(RdmaSimState *s, RdmaSimQp *qp, RdmaSimWqe *w,
+                               uint8_t status)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
 
     if (!w) {
         for (uint32_t idx = qp->sq_cons; idx != x->fetched;
              idx = (idx + 1) & qp->sq.mask) {
-            if (!rsim_slot(x, idx)->done) {
-                w = rsim_slot(x, idx);
+            if (!rdma_sim_slot(x, idx)->done) {
+                w = rdma_sim_slot(x, idx);
                 break;
             }
         }
@@ -234,14 +234,15 @@ static void rsim_comp_fail(RdmaSimState *s, RsimQp *qp, RsimWqe *w,
         w->status = status;
         w->done = true;
         x->req_error = true;
-        rsim_comp_run(s, qp);
+        rdma_sim_comp_run(s, qp);
     }
 }
 
 /* Progress: every PSN before new_comp is acknowledged. */
-static void rsim_comp_advance(RdmaSimState *s, RsimQp *qp, uint32_t new_comp)
+static void rdma_sim_comp_advance(RdmaSimState *s, RdmaSimQp *qp,
+                                  uint32_t new_comp)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
     uint32_t missing, old_comp = x->comp_psn;
 
     if (roce_psn_cmp(new_comp, x->comp_psn) <= 0) {
@@ -251,13 +252,13 @@ static void rsim_comp_advance(RdmaSimState *s, RsimQp *qp, uint32_t new_comp)
      * An acknowledgement beyond a READ or atomic that has no response yet
      * means the responses were lost: ask again (implicit NAK).
      */
-    if (rsim_comp_awaited(qp, &missing) &&
+    if (rdma_sim_comp_awaited(qp, &missing) &&
         roce_psn_cmp(missing, new_comp) < 0) {
         new_comp = missing;
         if (roce_psn_cmp(new_comp, x->comp_psn) > 0) {
             x->comp_psn = new_comp;
         }
-        rsim_comp_gap(s, qp, missing);
+        rdma_sim_comp_gap(s, qp, missing);
     }
     if (roce_psn_cmp(new_comp, x->comp_psn) > 0) {
         x->comp_psn = new_comp;
@@ -265,19 +266,20 @@ static void rsim_comp_advance(RdmaSimState *s, RsimQp *qp, uint32_t new_comp)
     x->retry_left = qp->retry_cnt;
     x->rnr_left = qp->rnr_retry;
     timer_del(x->retry_timer);
-    if (rsim_flow_acked(s, qp, old_comp)) {
+    if (rdma_sim_flow_acked(s, qp, old_comp)) {
         /* a probe's answer: what came after it was lost */
-        rsim_comp_gap(s, qp, x->comp_psn);
+        rdma_sim_comp_gap(s, qp, x->comp_psn);
     }
     /* the window moved: the requester may send more of a long message */
-    rsim_qp_schedule(s, qp);
+    rdma_sim_qp_schedule(s, qp);
 }
 
 /* Scatter received bytes into the SGEs of a WQE at message offset off. */
-static bool rsim_wqe_scatter(RdmaSimState *s, RsimQp *qp, const RsimWqe *w,
-                             uint32_t off, const uint8_t *buf, uint32_t n)
+static bool rdma_sim_wqe_scatter(RdmaSimState *s, RdmaSimQp *qp,
+                                 const RdmaSimWqe *w, uint32_t off,
+                                 const uint8_t *buf, uint32_t n)
 {
-    const RsimSgl *sgl = rsim_wqe_sgl(w);
+    const RdmaSimSgl *sgl = rdma_sim_wqe_sgl(w);
 
     for (uint32_t i = 0; i < w->num_sge && n; i++) {
         uint32_t chunk;
@@ -287,9 +289,9 @@ static bool rsim_wqe_scatter(RdmaSimState *s, RsimQp *qp, const RsimWqe *w,
             continue;
         }
         chunk = MIN(n, sgl[i].length - off);
-        if (rsim_mr_dma(s, sgl[i].lkey, qp->pdn, RSIM_ACCESS_LOCAL_WRITE,
-                        sgl[i].addr + off, (void *)buf, chunk,
-                        DMA_DIRECTION_FROM_DEVICE) != RSIM_STS_OK) {
+        if (rdma_sim_mr_dma(s, sgl[i].lkey, qp->pdn, RSIM_ACCESS_LOCAL_WRITE,
+                            sgl[i].addr + off, (void *)buf, chunk,
+                            DMA_DIRECTION_FROM_DEVICE) != RSIM_STS_OK) {
             return false;
         }
         buf += chunk;
@@ -299,22 +301,22 @@ static bool rsim_wqe_scatter(RdmaSimState *s, RsimQp *qp, const RsimWqe *w,
     return n == 0;
 }
 
-static void rsim_comp_read_resp(RdmaSimState *s, RsimQp *qp,
-                                const RocePkt *pkt)
+static void rdma_sim_comp_read_resp(RdmaSimState *s, RdmaSimQp *qp,
+                                    const RocePkt *pkt)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
     uint32_t expected, off, want;
-    RsimWqe *w = rsim_comp_awaited(qp, &expected);
+    RdmaSimWqe *w = rdma_sim_comp_awaited(qp, &expected);
     bool first, last;
 
     if (!w || pkt->psn != expected) {
         if (w && roce_psn_cmp(pkt->psn, expected) > 0) {
-            rsim_comp_gap(s, qp, expected);     /* responses went missing */
+            rdma_sim_comp_gap(s, qp, expected); /* responses went missing */
         }
         return;                 /* duplicate or stale: ignore */
     }
     if (w->opcode != RSIM_WR_RDMA_READ) {
-        rsim_comp_fail(s, qp, w, RSIM_WC_BAD_RESP_ERR);
+        rdma_sim_comp_fail(s, qp, w, RSIM_WC_BAD_RESP_ERR);
         return;
     }
     /* each request of the READ has its own first and last response */
@@ -327,70 +329,71 @@ static void rsim_comp_read_resp(RdmaSimState *s, RsimQp *qp,
         last != !!(pkt->flags & ROCE_F_LAST) || pkt->paylen != want ||
         ((pkt->flags & ROCE_F_AETH) &&
          (pkt->syndrome & ROCE_AETH_TYPE_MASK) != ROCE_AETH_ACK)) {
-        rsim_guest_error(s, "read", "QP %u: bad READ response PSN %u",
-                         qp->qpn, pkt->psn);
-        rsim_comp_fail(s, qp, w, RSIM_WC_BAD_RESP_ERR);
+        rdma_sim_guest_error(s, "read", "QP %u: bad READ response PSN %u",
+                             qp->qpn, pkt->psn);
+        rdma_sim_comp_fail(s, qp, w, RSIM_WC_BAD_RESP_ERR);
         return;
     }
-    if (want && !rsim_wqe_scatter(s, qp, w, off, pkt->payload, want)) {
+    if (want && !rdma_sim_wqe_scatter(s, qp, w, off, pkt->payload, want)) {
         s->stats[RSIM_STAT_LOC_PROT_ERR]++;
-        rsim_comp_fail(s, qp, w, RSIM_WC_LOC_PROT_ERR);
+        rdma_sim_comp_fail(s, qp, w, RSIM_WC_LOC_PROT_ERR);
         return;
     }
     w->rcvd_pkts++;
     if (w->rcvd_pkts == w->npkts) {
         w->done = true;
     }
-    rsim_comp_advance(s, qp, roce_psn_add(pkt->psn, 1));
-    rsim_comp_run(s, qp);
+    rdma_sim_comp_advance(s, qp, roce_psn_add(pkt->psn, 1));
+    rdma_sim_comp_run(s, qp);
 }
 
-static void rsim_comp_atomic_ack(RdmaSimState *s, RsimQp *qp,
-                                 const RocePkt *pkt)
+static void rdma_sim_comp_atomic_ack(RdmaSimState *s, RdmaSimQp *qp,
+                                     const RocePkt *pkt)
 {
     uint32_t expected;
-    RsimWqe *w = rsim_comp_awaited(qp, &expected);
+    RdmaSimWqe *w = rdma_sim_comp_awaited(qp, &expected);
     uint64_t orig = cpu_to_le64(pkt->orig);
 
     if (!w || pkt->psn != expected) {
         if (w && roce_psn_cmp(pkt->psn, expected) > 0) {
-            rsim_comp_gap(s, qp, expected);
+            rdma_sim_comp_gap(s, qp, expected);
         }
         return;
     }
     if (w->opcode == RSIM_WR_RDMA_READ) {
-        rsim_comp_fail(s, qp, w, RSIM_WC_BAD_RESP_ERR);
+        rdma_sim_comp_fail(s, qp, w, RSIM_WC_BAD_RESP_ERR);
         return;
     }
     if ((pkt->syndrome & ROCE_AETH_TYPE_MASK) != ROCE_AETH_ACK) {
-        rsim_comp_fail(s, qp, w, RSIM_WC_BAD_RESP_ERR);
+        rdma_sim_comp_fail(s, qp, w, RSIM_WC_BAD_RESP_ERR);
         return;
     }
-    if (!rsim_wqe_scatter(s, qp, w, 0, (const uint8_t *)&orig, 8)) {
+    if (!rdma_sim_wqe_scatter(s, qp, w, 0, (const uint8_t *)&orig, 8)) {
         s->stats[RSIM_STAT_LOC_PROT_ERR]++;
-        rsim_comp_fail(s, qp, w, RSIM_WC_LOC_PROT_ERR);
+        rdma_sim_comp_fail(s, qp, w, RSIM_WC_LOC_PROT_ERR);
         return;
     }
     w->rcvd_pkts = 1;
     w->done = true;
-    rsim_comp_advance(s, qp, roce_psn_add(pkt->psn, 1));
-    rsim_comp_run(s, qp);
+    rdma_sim_comp_advance(s, qp, roce_psn_add(pkt->psn, 1));
+    rdma_sim_comp_run(s, qp);
 }
 
-static void rsim_comp_rnr(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
+static void rdma_sim_comp_rnr(RdmaSimState *s, RdmaSimQp *qp,
+                              const RocePkt *pkt)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
 
     s->stats[RSIM_STAT_RNR_NAK_RCVD]++;
-    rsim_comp_advance(s, qp, pkt->psn);
-    rsim_comp_run(s, qp);
+    rdma_sim_comp_advance(s, qp, pkt->psn);
+    rdma_sim_comp_run(s, qp);
     if (qp->state == RSIM_QPS_ERR || x->rnr_wait) {
         return;
     }
     if (qp->rnr_retry != 7) {
         if (!x->rnr_left) {
-            rsim_comp_fail(s, qp, rsim_comp_find(qp, pkt->psn),
-                           RSIM_WC_RNR_RETRY_EXC_ERR);
+            rdma_sim_comp_fail(s, qp, rdma_sim_comp_find(qp, pkt->psn),
+                               RSIM_WC_RNR_RETRY_EXC_ERR);
             return;
         }
         x->rnr_left--;
@@ -399,34 +402,35 @@ static void rsim_comp_rnr(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
     x->rnr_psn = pkt->psn;
     timer_del(x->retry_timer);
     timer_mod(x->rnr_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
-              rsim_rnr_ns(pkt->syndrome));
+              rdma_sim_rnr_ns(pkt->syndrome));
 }
 
-void rsim_comp_rnr_expired(RdmaSimState *s, RsimQp *qp)
+void rdma_sim_comp_rnr_expired(RdmaSimState *s, RdmaSimQp *qp)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
 
     if (!x->rnr_wait) {
         return;
     }
     x->rnr_wait = false;
-    rsim_req_restart(s, qp, x->rnr_psn);
-    rsim_qp_schedule(s, qp);
+    rdma_sim_req_restart(s, qp, x->rnr_psn);
+    rdma_sim_qp_schedule(s, qp);
 }
 
-static void rsim_comp_nak(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
+static void rdma_sim_comp_nak(RdmaSimState *s, RdmaSimQp *qp,
+                              const RocePkt *pkt)
 {
     uint8_t status;
 
-    rsim_comp_advance(s, qp, pkt->psn);
-    rsim_comp_run(s, qp);
+    rdma_sim_comp_advance(s, qp, pkt->psn);
+    rdma_sim_comp_run(s, qp);
     if (qp->state == RSIM_QPS_ERR) {
         return;
     }
     switch (pkt->syndrome) {
     case ROCE_NAK_PSN_SEQ:
         s->stats[RSIM_STAT_SEQ_NAK_RCVD]++;
-        rsim_comp_gap(s, qp, pkt->psn);
+        rdma_sim_comp_gap(s, qp, pkt->psn);
         return;
     case ROCE_NAK_INVALID_REQ:
         status = RSIM_WC_REM_INV_REQ_ERR;
@@ -439,13 +443,13 @@ static void rsim_comp_nak(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
         break;
     }
     trace_rdma_sim_nak_rcvd(qp->qpn, pkt->psn, pkt->syndrome);
-    rsim_comp_fail(s, qp, rsim_comp_find(qp, pkt->psn), status);
+    rdma_sim_comp_fail(s, qp, rdma_sim_comp_find(qp, pkt->psn), status);
 }
 
 /* A response packet (ACK, NAK, READ response, atomic ACK) for this QP. */
-void rsim_comp_rx(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
+void rdma_sim_comp_rx(RdmaSimState *s, RdmaSimQp *qp, const RocePkt *pkt)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
 
     if (!x || (qp->state != RSIM_QPS_RTS && qp->state != RSIM_QPS_SQD)) {
         return;
@@ -459,24 +463,24 @@ void rsim_comp_rx(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
     case ROCE_RC_ACK:
         switch (pkt->syndrome & ROCE_AETH_TYPE_MASK) {
         case ROCE_AETH_ACK:
-            rsim_comp_advance(s, qp, roce_psn_add(pkt->psn, 1));
-            rsim_comp_run(s, qp);
+            rdma_sim_comp_advance(s, qp, roce_psn_add(pkt->psn, 1));
+            rdma_sim_comp_run(s, qp);
             break;
         case ROCE_AETH_RNR_NAK:
-            rsim_comp_rnr(s, qp, pkt);
+            rdma_sim_comp_rnr(s, qp, pkt);
             break;
         case ROCE_AETH_NAK:
-            rsim_comp_nak(s, qp, pkt);
+            rdma_sim_comp_nak(s, qp, pkt);
             break;
         default:
             break;              /* reserved syndrome: ignore */
         }
         break;
     case ROCE_RC_ATOMIC_ACK:
-        rsim_comp_atomic_ack(s, qp, pkt);
+        rdma_sim_comp_atomic_ack(s, qp, pkt);
         break;
     default:
-        rsim_comp_read_resp(s, qp, pkt);
+        rdma_sim_comp_read_resp(s, qp, pkt);
         break;
     }
     /*
@@ -484,39 +488,39 @@ void rsim_comp_rx(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
      * packet can be lost again.
      */
     if (qp->state != RSIM_QPS_ERR) {
-        rsim_retry_timer_update(s, qp);
+        rdma_sim_retry_timer_update(s, qp);
     }
 }
 
 /* The retransmission timer expired (or a CQ-full retry is due). */
-void rsim_comp_timeout(RdmaSimState *s, RsimQp *qp)
+void rdma_sim_comp_timeout(RdmaSimState *s, RdmaSimQp *qp)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
 
     if (!x || (qp->state != RSIM_QPS_RTS && qp->state != RSIM_QPS_SQD)) {
         return;
     }
     if (x->cq_stalled) {
-        rsim_comp_run(s, qp);
+        rdma_sim_comp_run(s, qp);
         if (x->cq_stalled) {
             return;
         }
     }
-    if (!rsim_req_outstanding(qp) || x->rnr_wait) {
+    if (!rdma_sim_req_outstanding(qp) || x->rnr_wait) {
         return;
     }
     s->stats[RSIM_STAT_TIMEOUTS]++;
     if (qp->retry_cnt != 7) {
         if (!x->retry_left) {
             trace_rdma_sim_retry_exceeded(qp->qpn, x->comp_psn);
-            rsim_comp_fail(s, qp, NULL, RSIM_WC_RETRY_EXC_ERR);
+            rdma_sim_comp_fail(s, qp, NULL, RSIM_WC_RETRY_EXC_ERR);
             return;
         }
         x->retry_left--;
     }
     s->stats[RSIM_STAT_RETRANSMITS]++;
     x->nak_restart_valid = false;
-    rsim_flow_loss(s, qp);
-    rsim_req_restart(s, qp, x->comp_psn);
-    rsim_retry_timer_update(s, qp);
+    rdma_sim_flow_loss(s, qp);
+    rdma_sim_req_restart(s, qp, x->comp_psn);
+    rdma_sim_retry_timer_update(s, qp);
 }

@@ -39,21 +39,21 @@
 #include "trace.h"
 
 /* Probe timeout bounds, and before the first round trip was measured */
-#define RSIM_PTO_MIN_NS         (2 * SCALE_MS)
-#define RSIM_PTO_MAX_NS         (200 * SCALE_MS)
-#define RSIM_PTO_INITIAL_NS     (5 * SCALE_MS)
+#define RDMA_SIM_PTO_MIN_NS     (2 * SCALE_MS)
+#define RDMA_SIM_PTO_MAX_NS     (200 * SCALE_MS)
+#define RDMA_SIM_PTO_INITIAL_NS (5 * SCALE_MS)
 /* Doublings of the probe timeout while probes go unanswered */
-#define RSIM_PTO_MAX_BACKOFF    6
+#define RDMA_SIM_PTO_MAX_BACKOFF 6
 
 /* The least the port's budget is cut to */
-#define RSIM_CWND_MIN           (16 * KiB)
+#define RDMA_SIM_CWND_MIN       (16 * KiB)
 
-static int64_t rsim_flow_now(void)
+static int64_t rdma_sim_flow_now(void)
 {
     return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
 }
 
-static uint64_t rsim_flow_cwnd_max(RdmaSimState *s)
+static uint64_t rdma_sim_flow_cwnd_max(RdmaSimState *s)
 {
     return (uint64_t)s->props.tx_window * KiB;
 }
@@ -62,31 +62,31 @@ static uint64_t rsim_flow_cwnd_max(RdmaSimState *s)
  * Round trips and probes
  */
 
-static int64_t rsim_flow_pto(const RsimXport *x)
+static int64_t rdma_sim_flow_pto(const RdmaSimXport *x)
 {
     int64_t pto = x->srtt_ns ? x->srtt_ns + MAX(4 * x->rttvar_ns, x->srtt_ns)
-                             : RSIM_PTO_INITIAL_NS;
+                             : RDMA_SIM_PTO_INITIAL_NS;
 
-    pto = MIN(MAX(pto, RSIM_PTO_MIN_NS), RSIM_PTO_MAX_NS);
-    return pto << MIN(x->probe_backoff, RSIM_PTO_MAX_BACKOFF);
+    pto = MIN(MAX(pto, RDMA_SIM_PTO_MIN_NS), RDMA_SIM_PTO_MAX_NS);
+    return pto << MIN(x->probe_backoff, RDMA_SIM_PTO_MAX_BACKOFF);
 }
 
 /* Keep the probe timer running while PSNs are unacknowledged. */
-static void rsim_flow_arm_probe(RsimQp *qp, bool restart)
+static void rdma_sim_flow_arm_probe(RdmaSimQp *qp, bool restart)
 {
-    RsimXport *x = qp->x;
-    int64_t pto = rsim_flow_pto(x);
+    RdmaSimXport *x = qp->x;
+    int64_t pto = rdma_sim_flow_pto(x);
 
-    if (!rsim_req_outstanding(qp) ||
+    if (!rdma_sim_req_outstanding(qp) ||
         (qp->timeout && pto >= ((int64_t)4096 << qp->timeout))) {
         /* nothing to probe, or the QP's own timeout comes first */
         timer_del(x->probe_timer);
     } else if (restart || !timer_pending(x->probe_timer)) {
-        timer_mod(x->probe_timer, rsim_flow_now() + pto);
+        timer_mod(x->probe_timer, rdma_sim_flow_now() + pto);
     }
 }
 
-static void rsim_flow_rtt_sample(RsimXport *x, int64_t rtt)
+static void rdma_sim_flow_rtt_sample(RdmaSimXport *x, int64_t rtt)
 {
     if (!x->srtt_ns) {
         x->srtt_ns = rtt;
@@ -99,17 +99,17 @@ static void rsim_flow_rtt_sample(RsimXport *x, int64_t rtt)
     }
 }
 
-static void rsim_flow_probe_cb(void *opaque)
+static void rdma_sim_flow_probe_cb(void *opaque)
 {
-    RsimQp *qp = opaque;
-    RsimXport *x = qp->x;
+    RdmaSimQp *qp = opaque;
+    RdmaSimXport *x = qp->x;
     RdmaSimState *s = x->dev;
     uint32_t psn;
     bool sent;
 
     if ((qp->state != RSIM_QPS_RTS && qp->state != RSIM_QPS_SQD) ||
         x->rnr_wait || x->cq_stalled || x->req_error ||
-        !rsim_req_outstanding(qp)) {
+        !rdma_sim_req_outstanding(qp)) {
         return;
     }
     s->busy++;
@@ -123,7 +123,7 @@ static void rsim_flow_probe_cb(void *opaque)
          */
         psn = roce_psn_add(x->tx_psn, ROCE_PSN_MASK);
         sent = roce_psn_cmp(psn, x->comp_psn) >= 0 &&
-               rsim_req_probe(s, qp, psn);
+               rdma_sim_req_probe(s, qp, psn);
     } else {
         /*
          * Still nothing: the responder may have NAKed already and drop
@@ -132,20 +132,20 @@ static void rsim_flow_probe_cb(void *opaque)
          * where the responder is.
          */
         psn = x->comp_psn;
-        sent = rsim_req_probe(s, qp, psn);
+        sent = rdma_sim_req_probe(s, qp, psn);
         if (sent) {
             x->probing = true;
             x->probe_high = x->tx_psn;
         } else {
             /* a READ or atomic: its responses come only when asked again */
             x->nak_restart_valid = false;
-            rsim_req_restart(s, qp, psn);
+            rdma_sim_req_restart(s, qp, psn);
         }
     }
     s->stats[RSIM_STAT_LOSS_PROBES]++;
     trace_rdma_sim_probe(qp->qpn, psn, x->probe_backoff);
     x->probe_backoff++;
-    rsim_flow_arm_probe(qp, true);
+    rdma_sim_flow_arm_probe(qp, true);
     s->busy--;
 }
 
@@ -154,10 +154,10 @@ static void rsim_flow_probe_cb(void *opaque)
  */
 
 /* Charge the QP's unacknowledged bytes to the port; wake waiting QPs. */
-static void rsim_flow_charge(RdmaSimState *s, RsimQp *qp, uint64_t bytes)
+static void rdma_sim_flow_charge(RdmaSimState *s, RdmaSimQp *qp, uint64_t bytes)
 {
-    RsimXport *x = qp->x;
-    RsimQp *w, *next;
+    RdmaSimXport *x = qp->x;
+    RdmaSimQp *w, *next;
 
     s->tx_inflight = s->tx_inflight - x->charged + bytes;
     x->charged = bytes;
@@ -168,22 +168,22 @@ static void rsim_flow_charge(RdmaSimState *s, RsimQp *qp, uint64_t bytes)
     QTAILQ_FOREACH_SAFE(w, &s->tx_blocked, flow_link, next) {
         QTAILQ_REMOVE(&s->tx_blocked, w, flow_link);
         w->flow_blocked = false;
-        rsim_qp_schedule(s, w);
+        rdma_sim_qp_schedule(s, w);
     }
 }
 
-static void rsim_flow_recharge(RdmaSimState *s, RsimQp *qp)
+static void rdma_sim_flow_recharge(RdmaSimState *s, RdmaSimQp *qp)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
     int32_t pkts = roce_psn_cmp(x->tx_psn, x->comp_psn);
 
-    rsim_flow_charge(s, qp, pkts > 0 ? (uint64_t)pkts * x->mtu : 0);
+    rdma_sim_flow_charge(s, qp, pkts > 0 ? (uint64_t)pkts * x->mtu : 0);
 }
 
 /* Effective window of the QP in PSNs: its own and its share of the port's */
-uint32_t rsim_flow_window(RdmaSimState *s, RsimQp *qp)
+uint32_t rdma_sim_flow_window(RdmaSimState *s, RdmaSimQp *qp)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
 
     return MAX(1, MIN(x->window, s->tx_cwnd / x->mtu));
 }
@@ -194,9 +194,9 @@ uint32_t rsim_flow_window(RdmaSimState *s, RsimQp *qp)
  * frees some budget would otherwise make the next packet ask again, and
  * soon every other packet would be acknowledged.
  */
-bool rsim_flow_at_edge(RdmaSimState *s, RsimQp *qp, uint32_t psn)
+bool rdma_sim_flow_at_edge(RdmaSimState *s, RdmaSimQp *qp, uint32_t psn)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
 
     if (x->ackreq_valid && roce_psn_cmp(x->ackreq_psn, x->comp_psn) >= 0) {
         return false;
@@ -211,24 +211,24 @@ bool rsim_flow_at_edge(RdmaSimState *s, RsimQp *qp, uint32_t psn)
  * flight asks for an ACK, nothing would let it go on before a probe: ask
  * now, with its newest packet again.
  */
-void rsim_flow_stopped(RdmaSimState *s, RsimQp *qp)
+void rdma_sim_flow_stopped(RdmaSimState *s, RdmaSimQp *qp)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
     uint32_t newest = roce_psn_add(x->tx_psn, ROCE_PSN_MASK);
 
     if (roce_psn_cmp(newest, x->comp_psn) < 0 ||
         (x->ackreq_valid && roce_psn_cmp(x->ackreq_psn, x->comp_psn) >= 0)) {
         return;
     }
-    if (rsim_req_probe(s, qp, newest)) {
+    if (rdma_sim_req_probe(s, qp, newest)) {
         x->ackreq_psn = newest;
         x->ackreq_valid = true;
     }
 }
 
-bool rsim_flow_may_send(RdmaSimState *s, RsimQp *qp, uint32_t pkts)
+bool rdma_sim_flow_may_send(RdmaSimState *s, RdmaSimQp *qp, uint32_t pkts)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
 
     if (!x->charged ||
         s->tx_inflight + (uint64_t)pkts * x->mtu <= s->tx_cwnd) {
@@ -242,16 +242,16 @@ bool rsim_flow_may_send(RdmaSimState *s, RsimQp *qp, uint32_t pkts)
 }
 
 /* A loss showed: cut the port's budget, once per round trip. */
-void rsim_flow_loss(RdmaSimState *s, RsimQp *qp)
+void rdma_sim_flow_loss(RdmaSimState *s, RdmaSimQp *qp)
 {
-    int64_t now = rsim_flow_now();
+    int64_t now = rdma_sim_flow_now();
 
     if (s->tx_cut_ns && now - s->tx_cut_ns < MAX(qp->x->srtt_ns,
-                                                 RSIM_PTO_MIN_NS)) {
+                                                 RDMA_SIM_PTO_MIN_NS)) {
         return;
     }
     s->tx_cut_ns = now;
-    s->tx_cwnd = MAX(MIN(RSIM_CWND_MIN, rsim_flow_cwnd_max(s)),
+    s->tx_cwnd = MAX(MIN(RDMA_SIM_CWND_MIN, rdma_sim_flow_cwnd_max(s)),
                      s->tx_cwnd * 7 / 10);
     s->tx_cwnd_acc = 0;
     s->stats[RSIM_STAT_TX_BUDGET_CUTS]++;
@@ -263,10 +263,10 @@ void rsim_flow_loss(RdmaSimState *s, RsimQp *qp)
  */
 
 /* Packets [psn, psn + pkts) left (a READ request: its responses). */
-void rsim_flow_sent(RdmaSimState *s, RsimQp *qp, uint32_t psn, uint32_t pkts,
-                    bool ackreq)
+void rdma_sim_flow_sent(RdmaSimState *s, RdmaSimQp *qp, uint32_t psn,
+                        uint32_t pkts, bool ackreq)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
     uint32_t end = roce_psn_add(psn, pkts);
 
     if (ackreq) {
@@ -279,35 +279,35 @@ void rsim_flow_sent(RdmaSimState *s, RsimQp *qp, uint32_t psn, uint32_t pkts,
     /* time the first new AckReq packet; resent ones would mislead (Karn) */
     if (ackreq && !x->rtt_sent_ns && roce_psn_cmp(psn, x->tx_high) >= 0) {
         x->rtt_psn = roce_psn_add(end, ROCE_PSN_MASK);
-        x->rtt_sent_ns = rsim_flow_now();
+        x->rtt_sent_ns = rdma_sim_flow_now();
     }
     x->tx_psn = end;
     if (roce_psn_cmp(end, x->tx_high) > 0) {
         x->tx_high = end;
     }
-    rsim_flow_recharge(s, qp);
-    rsim_flow_arm_probe(qp, false);
+    rdma_sim_flow_recharge(s, qp);
+    rdma_sim_flow_arm_probe(qp, false);
 }
 
 /* The requester goes back to psn: what followed counts as lost. */
-void rsim_flow_restart(RdmaSimState *s, RsimQp *qp, uint32_t psn)
+void rdma_sim_flow_restart(RdmaSimState *s, RdmaSimQp *qp, uint32_t psn)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
 
     if (roce_psn_cmp(psn, x->tx_psn) < 0) {
         x->tx_psn = psn;
     }
     x->rtt_sent_ns = 0;
-    rsim_flow_recharge(s, qp);
+    rdma_sim_flow_recharge(s, qp);
 }
 
 /*
  * comp_psn moved on from old_comp.  Returns true when a probe's answer
  * showed that packets after comp_psn were lost: the caller goes back.
  */
-bool rsim_flow_acked(RdmaSimState *s, RsimQp *qp, uint32_t old_comp)
+bool rdma_sim_flow_acked(RdmaSimState *s, RdmaSimQp *qp, uint32_t old_comp)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
     int32_t pkts = roce_psn_cmp(x->comp_psn, old_comp);
     bool lost = false;
 
@@ -315,7 +315,7 @@ bool rsim_flow_acked(RdmaSimState *s, RsimQp *qp, uint32_t old_comp)
         return false;
     }
     if (x->rtt_sent_ns && roce_psn_cmp(x->comp_psn, x->rtt_psn) > 0) {
-        rsim_flow_rtt_sample(x, rsim_flow_now() - x->rtt_sent_ns);
+        rdma_sim_flow_rtt_sample(x, rdma_sim_flow_now() - x->rtt_sent_ns);
         x->rtt_sent_ns = 0;
     }
     if (x->probing) {
@@ -331,12 +331,12 @@ bool rsim_flow_acked(RdmaSimState *s, RsimQp *qp, uint32_t old_comp)
     s->tx_cwnd_acc += (uint64_t)pkts * x->mtu;
     if (s->tx_cwnd_acc >= s->tx_cwnd) {
         s->tx_cwnd_acc = 0;
-        if (s->tx_cwnd < rsim_flow_cwnd_max(s)) {
-            s->tx_cwnd = MIN(s->tx_cwnd + x->mtu, rsim_flow_cwnd_max(s));
+        if (s->tx_cwnd < rdma_sim_flow_cwnd_max(s)) {
+            s->tx_cwnd = MIN(s->tx_cwnd + x->mtu, rdma_sim_flow_cwnd_max(s));
         }
     }
-    rsim_flow_recharge(s, qp);
-    rsim_flow_arm_probe(qp, true);
+    rdma_sim_flow_recharge(s, qp);
+    rdma_sim_flow_arm_probe(qp, true);
     return lost;
 }
 
@@ -344,15 +344,16 @@ bool rsim_flow_acked(RdmaSimState *s, RsimQp *qp, uint32_t old_comp)
  * Life cycle
  */
 
-void rsim_flow_qp_init(RsimXport *x, RsimQp *qp)
+void rdma_sim_flow_qp_init(RdmaSimXport *x, RdmaSimQp *qp)
 {
-    x->probe_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rsim_flow_probe_cb, qp);
+    x->probe_timer =
+        timer_new_ns(QEMU_CLOCK_VIRTUAL, rdma_sim_flow_probe_cb, qp);
 }
 
 /* The QP stops sending (ERR, reset, destroy): nothing of it is in flight. */
-void rsim_flow_qp_stop(RdmaSimState *s, RsimQp *qp)
+void rdma_sim_flow_qp_stop(RdmaSimState *s, RdmaSimQp *qp)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
 
     if (qp->flow_blocked) {
         QTAILQ_REMOVE(&s->tx_blocked, qp, flow_link);
@@ -362,22 +363,22 @@ void rsim_flow_qp_stop(RdmaSimState *s, RsimQp *qp)
         timer_del(x->probe_timer);
         x->probing = false;
         x->rtt_sent_ns = 0;
-        rsim_flow_charge(s, qp, 0);
+        rdma_sim_flow_charge(s, qp, 0);
     }
 }
 
-void rsim_flow_qp_free(RdmaSimState *s, RsimQp *qp)
+void rdma_sim_flow_qp_free(RdmaSimState *s, RdmaSimQp *qp)
 {
-    rsim_flow_qp_stop(s, qp);
+    rdma_sim_flow_qp_stop(s, qp);
     timer_free(qp->x->probe_timer);
 }
 
 /* Power-on state of the port's budget (every QP is gone). */
-void rsim_flow_reset(RdmaSimState *s)
+void rdma_sim_flow_reset(RdmaSimState *s)
 {
     QTAILQ_INIT(&s->tx_blocked);
     s->tx_inflight = 0;
-    s->tx_cwnd = rsim_flow_cwnd_max(s);
+    s->tx_cwnd = rdma_sim_flow_cwnd_max(s);
     s->tx_cwnd_acc = 0;
     s->tx_cut_ns = 0;
 }

@@ -2,9 +2,9 @@
  * rdma-sim: page lists, the MR/stag table and address translation
  *
  * Every access the device makes to guest memory on behalf of an MR goes
- * through rsim_mr_check() + rsim_mr_map(): key, PD, rights and bounds are
- * checked with 64-bit arithmetic that cannot wrap, and page-list entries
- * read from guest memory are validated before use.
+ * through rdma_sim_mr_check() + rdma_sim_mr_map(): key, PD, rights and
+ * bounds are checked with 64-bit arithmetic that cannot wrap, and page-list
+ * entries read from guest memory are validated before use.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -15,8 +15,8 @@
 #include "trace.h"
 
 /* Number of pages needed to hold len bytes starting fbo into page 0. */
-static uint64_t rsim_pages_needed(uint64_t fbo, uint64_t len,
-                                  unsigned page_shift)
+static uint64_t rdma_sim_pages_needed(uint64_t fbo, uint64_t len,
+                                      unsigned page_shift)
 {
     uint64_t page_size = 1ull << page_shift;
     uint64_t end = fbo + len;   /* fbo < 2^30 and len < 2^63: no wrap */
@@ -28,10 +28,10 @@ static uint64_t rsim_pages_needed(uint64_t fbo, uint64_t len,
  * Validate a page list that must map length bytes.  The list's contents
  * are checked when they are used.
  */
-enum rsim_status rsim_pl_check(RdmaSimState *s, const RsimPageList *pl,
-                               uint64_t length)
+enum rsim_status rdma_sim_pl_check(RdmaSimState *s, const RdmaSimPageList *pl,
+                                   uint64_t length)
 {
-    if (length > RSIM_MAX_MR_SIZE) {
+    if (length > RDMA_SIM_MAX_MR_SIZE) {
         return RSIM_STS_LIMIT;
     }
     switch (pl->level) {
@@ -51,32 +51,32 @@ enum rsim_status rsim_pl_check(RdmaSimState *s, const RsimPageList *pl,
     }
     if (pl->page_shift < RSIM_MIN_PAGE_SHIFT ||
         pl->page_shift > RSIM_MAX_PAGE_SHIFT ||
-        !(RSIM_PAGE_SIZES & (1u << pl->page_shift))) {
+        !(RDMA_SIM_PAGE_SIZES & (1u << pl->page_shift))) {
         return RSIM_STS_INVALID;
     }
     if (pl->fbo >= (1ull << pl->page_shift) || (pl->addr & 7) || !pl->addr) {
         return RSIM_STS_INVALID;
     }
-    if (pl->level == RSIM_PBL_LEVEL1 && pl->npages > RSIM_MAX_PBL_L1) {
+    if (pl->level == RSIM_PBL_LEVEL1 && pl->npages > RDMA_SIM_MAX_PBL_L1) {
         return RSIM_STS_LIMIT;
     }
     if (pl->level == RSIM_PBL_LEVEL2 &&
-        pl->npages > (uint64_t)RSIM_MAX_PBL_ROOT * RSIM_PBL_LEAF_ENTRIES) {
+        pl->npages > (uint64_t)RDMA_SIM_MAX_PBL_ROOT * RSIM_PBL_LEAF_ENTRIES) {
         return RSIM_STS_LIMIT;
     }
     if (!length ||
-        rsim_pages_needed(pl->fbo, length, pl->page_shift) > pl->npages) {
+        rdma_sim_pages_needed(pl->fbo, length, pl->page_shift) > pl->npages) {
         return RSIM_STS_RANGE;
     }
     return RSIM_STS_OK;
 }
 
-static enum rsim_status rsim_read_pbl_entry(RdmaSimState *s, uint64_t addr,
-                                            uint64_t *val)
+static enum rsim_status rdma_sim_read_pbl_entry(RdmaSimState *s, uint64_t addr,
+                                                uint64_t *val)
 {
     uint64_t le;
 
-    if (rsim_dma_read(s, addr, &le, sizeof(le)) != MEMTX_OK) {
+    if (rdma_sim_dma_read(s, addr, &le, sizeof(le)) != MEMTX_OK) {
         return RSIM_STS_DMA;
     }
     *val = le64_to_cpu(le);
@@ -84,8 +84,9 @@ static enum rsim_status rsim_read_pbl_entry(RdmaSimState *s, uint64_t addr,
 }
 
 /* Guest address of page number page of a level 1 or 2 list. */
-static enum rsim_status rsim_pl_page(RdmaSimState *s, const RsimPageList *pl,
-                                     uint64_t page, uint64_t *addr)
+static enum rsim_status rdma_sim_pl_page(RdmaSimState *s,
+                                         const RdmaSimPageList *pl,
+                                         uint64_t page, uint64_t *addr)
 {
     uint64_t leaf, entry;
     enum rsim_status st;
@@ -94,11 +95,13 @@ static enum rsim_status rsim_pl_page(RdmaSimState *s, const RsimPageList *pl,
         return RSIM_STS_RANGE;
     }
     if (pl->level == RSIM_PBL_LEVEL1) {
-        st = rsim_read_pbl_entry(s, pl->addr + page * RSIM_PBL_ENTRY_SIZE,
-                                 &entry);
+        st = rdma_sim_read_pbl_entry(s, pl->addr + page * RSIM_PBL_ENTRY_SIZE,
+                                     &entry);
     } else {
-        st = rsim_read_pbl_entry(s, pl->addr + (page / RSIM_PBL_LEAF_ENTRIES)
-                                 * RSIM_PBL_ENTRY_SIZE, &leaf);
+        uint64_t leaf_index = page / RSIM_PBL_LEAF_ENTRIES;
+
+        st = rdma_sim_read_pbl_entry(s, pl->addr + leaf_index *
+                                     RSIM_PBL_ENTRY_SIZE, &leaf);
         if (st != RSIM_STS_OK) {
             return st;
         }
@@ -106,8 +109,8 @@ static enum rsim_status rsim_pl_page(RdmaSimState *s, const RsimPageList *pl,
             trace_rdma_sim_pbl_bad_entry(pl->addr, page, leaf);
             return RSIM_STS_DMA;
         }
-        st = rsim_read_pbl_entry(s, leaf + (page % RSIM_PBL_LEAF_ENTRIES) *
-                                 RSIM_PBL_ENTRY_SIZE, &entry);
+        st = rdma_sim_read_pbl_entry(s, leaf + (page % RSIM_PBL_LEAF_ENTRIES) *
+                                     RSIM_PBL_ENTRY_SIZE, &entry);
     }
     if (st != RSIM_STS_OK) {
         return st;
@@ -127,8 +130,8 @@ static enum rsim_status rsim_pl_page(RdmaSimState *s, const RsimPageList *pl,
  * is the byte at fbo in the first page): the first contiguous segment.
  * The caller has checked that the range lies inside the mapped length.
  */
-enum rsim_status rsim_pl_map(RdmaSimState *s, const RsimPageList *pl,
-                             uint64_t offset, uint64_t len, RsimSeg *seg)
+enum rsim_status rdma_sim_pl_map(RdmaSimState *s, const RdmaSimPageList *pl,
+                                 uint64_t offset, uint64_t len, RdmaSimSeg *seg)
 {
     uint64_t pos, page_size, in_page, page_addr;
     enum rsim_status st;
@@ -143,7 +146,7 @@ enum rsim_status rsim_pl_map(RdmaSimState *s, const RsimPageList *pl,
     if (pos < offset) {
         return RSIM_STS_RANGE;
     }
-    st = rsim_pl_page(s, pl, pos >> pl->page_shift, &page_addr);
+    st = rdma_sim_pl_page(s, pl, pos >> pl->page_shift, &page_addr);
     if (st != RSIM_STS_OK) {
         return st;
     }
@@ -153,7 +156,7 @@ enum rsim_status rsim_pl_map(RdmaSimState *s, const RsimPageList *pl,
     return RSIM_STS_OK;
 }
 
-uint32_t rsim_new_key(RdmaSimState *s, uint32_t index, uint32_t old_key)
+uint32_t rdma_sim_new_key(RdmaSimState *s, uint32_t index, uint32_t old_key)
 {
     uint32_t variant = (s->key_seed++ * 0x9du + 0x5bu) & 0xff;
 
@@ -167,12 +170,12 @@ uint32_t rsim_new_key(RdmaSimState *s, uint32_t index, uint32_t old_key)
  * Steps 1-4 of the translation (datasheet section 9): key, PD, rights and
  * bounds.  access holds the RSIM_ACCESS_* rights the operation needs.
  */
-enum rsim_status rsim_mr_check(RdmaSimState *s, uint32_t key, uint32_t pdn,
-                               uint32_t access, uint64_t iova, uint64_t len,
-                               RsimMr **mrp)
+enum rsim_status rdma_sim_mr_check(RdmaSimState *s, uint32_t key, uint32_t pdn,
+                                   uint32_t access, uint64_t iova, uint64_t len,
+                                   RdmaSimMr **mrp)
 {
     uint32_t index = RSIM_KEY_INDEX(key);
-    RsimMr *mr;
+    RdmaSimMr *mr;
     uint64_t off;
 
     if (index >= s->props.max_mr) {
@@ -201,36 +204,36 @@ enum rsim_status rsim_mr_check(RdmaSimState *s, uint32_t key, uint32_t pdn,
 }
 
 /* Step 5: the first contiguous segment of a checked access. */
-enum rsim_status rsim_mr_map(RdmaSimState *s, const RsimMr *mr,
-                             uint64_t iova, uint64_t len, RsimSeg *seg)
+enum rsim_status rdma_sim_mr_map(RdmaSimState *s, const RdmaSimMr *mr,
+                                 uint64_t iova, uint64_t len, RdmaSimSeg *seg)
 {
     if (mr->phys) {
         seg->addr = iova;
         seg->len = len;
         return RSIM_STS_OK;
     }
-    return rsim_pl_map(s, &mr->pl, iova - mr->iova, len, seg);
+    return rdma_sim_pl_map(s, &mr->pl, iova - mr->iova, len, seg);
 }
 
 /* Copy between buf and an MR range, with all checks. */
-enum rsim_status rsim_mr_dma(RdmaSimState *s, uint32_t key, uint32_t pdn,
-                             uint32_t access, uint64_t iova, void *buf,
-                             uint64_t len, DMADirection dir)
+enum rsim_status rdma_sim_mr_dma(RdmaSimState *s, uint32_t key, uint32_t pdn,
+                                 uint32_t access, uint64_t iova, void *buf,
+                                 uint64_t len, DMADirection dir)
 {
     enum rsim_status st;
-    RsimMr *mr;
-    RsimSeg seg;
+    RdmaSimMr *mr;
+    RdmaSimSeg seg;
     uint8_t *p = buf;
 
-    st = rsim_mr_check(s, key, pdn, access, iova, len, &mr);
+    st = rdma_sim_mr_check(s, key, pdn, access, iova, len, &mr);
     while (st == RSIM_STS_OK && len) {
-        st = rsim_mr_map(s, mr, iova, len, &seg);
+        st = rdma_sim_mr_map(s, mr, iova, len, &seg);
         if (st != RSIM_STS_OK) {
             break;
         }
         if ((dir == DMA_DIRECTION_TO_DEVICE ?
-             rsim_dma_read(s, seg.addr, p, seg.len) :
-             rsim_dma_write(s, seg.addr, p, seg.len)) != MEMTX_OK) {
+             rdma_sim_dma_read(s, seg.addr, p, seg.len) :
+             rdma_sim_dma_write(s, seg.addr, p, seg.len)) != MEMTX_OK) {
             st = RSIM_STS_DMA;
             break;
         }
@@ -241,7 +244,7 @@ enum rsim_status rsim_mr_dma(RdmaSimState *s, uint32_t key, uint32_t pdn,
     return st;
 }
 
-void rsim_mr_reset(RdmaSimState *s)
+void rdma_sim_mr_reset(RdmaSimState *s)
 {
     memset(s->mrs, 0, sizeof(*s->mrs) * s->props.max_mr);
 }

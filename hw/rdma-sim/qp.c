@@ -14,12 +14,12 @@
 #include "transport.h"
 #include "trace.h"
 
-RsimQp *rsim_qp_lookup(RdmaSimState *s, uint32_t qpn)
+RdmaSimQp *rdma_sim_qp_lookup(RdmaSimState *s, uint32_t qpn)
 {
     return qpn < s->props.max_qp ? s->qps[qpn] : NULL;
 }
 
-const char *rsim_qp_state_name(unsigned state)
+const char *rdma_sim_qp_state_name(unsigned state)
 {
     static const char *const names[] = {
         "RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR",
@@ -33,27 +33,27 @@ const char *rsim_qp_state_name(unsigned state)
  */
 
 /* Columns of the table: transport classes that share attribute rules. */
-enum { RSIM_TC_RC, RSIM_TC_UC, RSIM_TC_UD, RSIM_TC_GSI, RSIM_TC_N };
+enum { TC_RC, TC_UC, TC_UD, TC_GSI, TC_N };
 
-typedef struct RsimTransition {
+typedef struct RdmaSimTransition {
     bool valid;
-    uint32_t req[RSIM_TC_N];
-    uint32_t opt[RSIM_TC_N];
-} RsimTransition;
+    uint32_t req[TC_N];
+    uint32_t opt[TC_N];
+} RdmaSimTransition;
 
 #define S(x) RSIM_QPS_ ## x
 #define A(x) RSIM_QP_ ## x
 
-static const RsimTransition rsim_qp_table[7][7] = {
+static const RdmaSimTransition rdma_sim_qp_table[7][7] = {
     [S(RESET)] = {
         [S(RESET)] = { .valid = true },
         [S(INIT)] = {
             .valid = true,
             .req = {
-                [RSIM_TC_RC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
-                [RSIM_TC_UC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
-                [RSIM_TC_UD] = A(PKEY_INDEX) | A(PORT) | A(QKEY),
-                [RSIM_TC_GSI] = A(PKEY_INDEX) | A(QKEY),
+                [TC_RC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+                [TC_UC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+                [TC_UD] = A(PKEY_INDEX) | A(PORT) | A(QKEY),
+                [TC_GSI] = A(PKEY_INDEX) | A(QKEY),
             },
         },
     },
@@ -63,26 +63,26 @@ static const RsimTransition rsim_qp_table[7][7] = {
         [S(INIT)] = {
             .valid = true,
             .opt = {
-                [RSIM_TC_RC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
-                [RSIM_TC_UC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
-                [RSIM_TC_UD] = A(PKEY_INDEX) | A(PORT) | A(QKEY),
-                [RSIM_TC_GSI] = A(PKEY_INDEX) | A(QKEY),
+                [TC_RC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+                [TC_UC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+                [TC_UD] = A(PKEY_INDEX) | A(PORT) | A(QKEY),
+                [TC_GSI] = A(PKEY_INDEX) | A(QKEY),
             },
         },
         [S(RTR)] = {
             .valid = true,
             .req = {
-                [RSIM_TC_RC] = A(AV) | A(PATH_MTU) | A(DEST_QPN) |
-                               A(RQ_PSN) | A(MAX_DEST_RD_ATOMIC) |
-                               A(MIN_RNR_TIMER),
-                [RSIM_TC_UC] = A(AV) | A(PATH_MTU) | A(DEST_QPN) |
-                               A(RQ_PSN),
+                [TC_RC] = A(AV) | A(PATH_MTU) | A(DEST_QPN) |
+                          A(RQ_PSN) | A(MAX_DEST_RD_ATOMIC) |
+                          A(MIN_RNR_TIMER),
+                [TC_UC] = A(AV) | A(PATH_MTU) | A(DEST_QPN) |
+                          A(RQ_PSN),
             },
             .opt = {
-                [RSIM_TC_RC] = A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX),
-                [RSIM_TC_UC] = A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX),
-                [RSIM_TC_UD] = A(PKEY_INDEX) | A(QKEY),
-                [RSIM_TC_GSI] = A(PKEY_INDEX) | A(QKEY),
+                [TC_RC] = A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX),
+                [TC_UC] = A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX),
+                [TC_UD] = A(PKEY_INDEX) | A(QKEY),
+                [TC_GSI] = A(PKEY_INDEX) | A(QKEY),
             },
         },
     },
@@ -92,19 +92,19 @@ static const RsimTransition rsim_qp_table[7][7] = {
         [S(RTS)] = {
             .valid = true,
             .req = {
-                [RSIM_TC_RC] = A(TIMEOUT) | A(RETRY_CNT) | A(RNR_RETRY) |
-                               A(SQ_PSN) | A(MAX_QP_RD_ATOMIC),
-                [RSIM_TC_UC] = A(SQ_PSN),
-                [RSIM_TC_UD] = A(SQ_PSN),
-                [RSIM_TC_GSI] = A(SQ_PSN),
+                [TC_RC] = A(TIMEOUT) | A(RETRY_CNT) | A(RNR_RETRY) |
+                          A(SQ_PSN) | A(MAX_QP_RD_ATOMIC),
+                [TC_UC] = A(SQ_PSN),
+                [TC_UD] = A(SQ_PSN),
+                [TC_GSI] = A(SQ_PSN),
             },
             .opt = {
-                [RSIM_TC_RC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
-                               A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),
-                [RSIM_TC_UC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
-                               A(PATH_MIG_STATE),
-                [RSIM_TC_UD] = A(CUR_STATE) | A(QKEY),
-                [RSIM_TC_GSI] = A(CUR_STATE) | A(QKEY),
+                [TC_RC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+                          A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),
+                [TC_UC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+                          A(PATH_MIG_STATE),
+                [TC_UD] = A(CUR_STATE) | A(QKEY),
+                [TC_GSI] = A(CUR_STATE) | A(QKEY),
             },
         },
     },
@@ -114,21 +114,21 @@ static const RsimTransition rsim_qp_table[7][7] = {
         [S(RTS)] = {
             .valid = true,
             .opt = {
-                [RSIM_TC_RC] = A(CUR_STATE) | A(ACCESS_FLAGS) | A(ALT_PATH) |
-                               A(PATH_MIG_STATE) | A(MIN_RNR_TIMER),
-                [RSIM_TC_UC] = A(CUR_STATE) | A(ACCESS_FLAGS) | A(ALT_PATH) |
-                               A(PATH_MIG_STATE),
-                [RSIM_TC_UD] = A(CUR_STATE) | A(QKEY),
-                [RSIM_TC_GSI] = A(CUR_STATE) | A(QKEY),
+                [TC_RC] = A(CUR_STATE) | A(ACCESS_FLAGS) | A(ALT_PATH) |
+                          A(PATH_MIG_STATE) | A(MIN_RNR_TIMER),
+                [TC_UC] = A(CUR_STATE) | A(ACCESS_FLAGS) | A(ALT_PATH) |
+                          A(PATH_MIG_STATE),
+                [TC_UD] = A(CUR_STATE) | A(QKEY),
+                [TC_GSI] = A(CUR_STATE) | A(QKEY),
             },
         },
         [S(SQD)] = {
             .valid = true,
             .opt = {
-                [RSIM_TC_RC] = A(EN_SQD_ASYNC_NOTIFY),
-                [RSIM_TC_UC] = A(EN_SQD_ASYNC_NOTIFY),
-                [RSIM_TC_UD] = A(EN_SQD_ASYNC_NOTIFY),
-                [RSIM_TC_GSI] = A(EN_SQD_ASYNC_NOTIFY),
+                [TC_RC] = A(EN_SQD_ASYNC_NOTIFY),
+                [TC_UC] = A(EN_SQD_ASYNC_NOTIFY),
+                [TC_UD] = A(EN_SQD_ASYNC_NOTIFY),
+                [TC_GSI] = A(EN_SQD_ASYNC_NOTIFY),
             },
         },
     },
@@ -138,26 +138,26 @@ static const RsimTransition rsim_qp_table[7][7] = {
         [S(RTS)] = {
             .valid = true,
             .opt = {
-                [RSIM_TC_RC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
-                               A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),
-                [RSIM_TC_UC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
-                               A(PATH_MIG_STATE),
-                [RSIM_TC_UD] = A(CUR_STATE) | A(QKEY),
-                [RSIM_TC_GSI] = A(CUR_STATE) | A(QKEY),
+                [TC_RC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+                          A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),
+                [TC_UC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+                          A(PATH_MIG_STATE),
+                [TC_UD] = A(CUR_STATE) | A(QKEY),
+                [TC_GSI] = A(CUR_STATE) | A(QKEY),
             },
         },
         [S(SQD)] = {
             .valid = true,
             .opt = {
-                [RSIM_TC_RC] = A(PORT) | A(AV) | A(TIMEOUT) | A(RETRY_CNT) |
-                               A(RNR_RETRY) | A(MAX_QP_RD_ATOMIC) |
-                               A(MAX_DEST_RD_ATOMIC) | A(ALT_PATH) |
-                               A(ACCESS_FLAGS) | A(PKEY_INDEX) |
-                               A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),
-                [RSIM_TC_UC] = A(AV) | A(ALT_PATH) | A(ACCESS_FLAGS) |
-                               A(PKEY_INDEX) | A(PATH_MIG_STATE),
-                [RSIM_TC_UD] = A(PKEY_INDEX) | A(QKEY),
-                [RSIM_TC_GSI] = A(PKEY_INDEX) | A(QKEY),
+                [TC_RC] = A(PORT) | A(AV) | A(TIMEOUT) | A(RETRY_CNT) |
+                          A(RNR_RETRY) | A(MAX_QP_RD_ATOMIC) |
+                          A(MAX_DEST_RD_ATOMIC) | A(ALT_PATH) |
+                          A(ACCESS_FLAGS) | A(PKEY_INDEX) |
+                          A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),
+                [TC_UC] = A(AV) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+                          A(PKEY_INDEX) | A(PATH_MIG_STATE),
+                [TC_UD] = A(PKEY_INDEX) | A(QKEY),
+                [TC_GSI] = A(PKEY_INDEX) | A(QKEY),
             },
         },
     },
@@ -167,9 +167,9 @@ static const RsimTransition rsim_qp_table[7][7] = {
         [S(RTS)] = {
             .valid = true,
             .opt = {
-                [RSIM_TC_UC] = A(CUR_STATE) | A(ACCESS_FLAGS),
-                [RSIM_TC_UD] = A(CUR_STATE) | A(QKEY),
-                [RSIM_TC_GSI] = A(CUR_STATE) | A(QKEY),
+                [TC_UC] = A(CUR_STATE) | A(ACCESS_FLAGS),
+                [TC_UD] = A(CUR_STATE) | A(QKEY),
+                [TC_GSI] = A(CUR_STATE) | A(QKEY),
             },
         },
     },
@@ -182,21 +182,21 @@ static const RsimTransition rsim_qp_table[7][7] = {
 #undef S
 #undef A
 
-static unsigned rsim_qp_class(const RsimQp *qp)
+static unsigned rdma_sim_qp_class(const RdmaSimQp *qp)
 {
     switch (qp->type) {
     case RSIM_QPT_RC:
-        return RSIM_TC_RC;
+        return TC_RC;
     case RSIM_QPT_UC:
-        return RSIM_TC_UC;
+        return TC_UC;
     case RSIM_QPT_UD:
-        return RSIM_TC_UD;
+        return TC_UD;
     default:
-        return RSIM_TC_GSI;
+        return TC_GSI;
     }
 }
 
-static bool rsim_gid_is_v4mapped(const uint8_t *gid)
+static bool rdma_sim_gid_is_v4mapped(const uint8_t *gid)
 {
     static const uint8_t prefix[12] = {
         0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff,
@@ -206,10 +206,10 @@ static bool rsim_gid_is_v4mapped(const uint8_t *gid)
 }
 
 /* Check an address vector against the GID table. */
-enum rsim_status rsim_av_check(RdmaSimState *s, const struct rsim_av *av,
-                               const char **why)
+enum rsim_status rdma_sim_av_check(RdmaSimState *s, const struct rsim_av *av,
+                                   const char **why)
 {
-    const RsimGid *sgid;
+    const RdmaSimGid *sgid;
 
     if (av->reserved) {
         *why = "AV reserved byte set";
@@ -226,9 +226,9 @@ enum rsim_status rsim_av_check(RdmaSimState *s, const struct rsim_av *av,
         *why = "AV network type is neither IPv4 nor IPv6";
         return RSIM_STS_INVALID;
     }
-    if (rsim_gid_is_v4mapped(av->dgid) !=
+    if (rdma_sim_gid_is_v4mapped(av->dgid) !=
         (av->network_type == RSIM_NET_IPV4) ||
-        rsim_gid_is_v4mapped(sgid->gid) !=
+        rdma_sim_gid_is_v4mapped(sgid->gid) !=
         (av->network_type == RSIM_NET_IPV4)) {
         *why = "AV network type does not match the GIDs";
         return RSIM_STS_INVALID;
@@ -241,9 +241,10 @@ enum rsim_status rsim_av_check(RdmaSimState *s, const struct rsim_av *av,
 }
 
 /* Values of the attributes present in mask. */
-static enum rsim_status rsim_qp_check_values(RdmaSimState *s,
-                                             const struct rsim_qp_attr *a,
-                                             uint32_t mask, const char **why)
+static enum rsim_status rdma_sim_qp_check_values(RdmaSimState *s,
+                                                 const struct rsim_qp_attr *a,
+                                                 uint32_t mask,
+                                                 const char **why)
 {
     if ((mask & RSIM_QP_ACCESS_FLAGS) &&
         (le32_to_cpu(a->qp_access_flags) &
@@ -292,13 +293,13 @@ static enum rsim_status rsim_qp_check_values(RdmaSimState *s,
         return RSIM_STS_LIMIT;
     }
     if (mask & RSIM_QP_AV) {
-        return rsim_av_check(s, &a->av, why);
+        return rdma_sim_av_check(s, &a->av, why);
     }
     return RSIM_STS_OK;
 }
 
-static void rsim_qp_apply(RsimQp *qp, const struct rsim_qp_attr *a,
-                          uint32_t mask)
+static void rdma_sim_qp_apply(RdmaSimQp *qp, const struct rsim_qp_attr *a,
+                              uint32_t mask)
 {
     if (mask & RSIM_QP_ACCESS_FLAGS) {
         qp->access = le32_to_cpu(a->qp_access_flags);
@@ -354,9 +355,9 @@ static void rsim_qp_apply(RsimQp *qp, const struct rsim_qp_attr *a,
 }
 
 /* Entering RESET: empty both rings and forget every attribute. */
-static void rsim_qp_reset(RdmaSimState *s, RsimQp *qp)
+static void rdma_sim_qp_reset(RdmaSimState *s, RdmaSimQp *qp)
 {
-    rsim_transport_qp_reset(s, qp);
+    rdma_sim_transport_qp_reset(s, qp);
     qp->sq_cons = 0;
     qp->rq_cons = 0;
     qp->sq_draining = false;
@@ -368,25 +369,25 @@ static void rsim_qp_reset(RdmaSimState *s, RsimQp *qp)
     qp->min_rnr_timer = qp->timeout = qp->retry_cnt = qp->rnr_retry = 0;
     qp->en_sqd_async_notify = false;
     memset(&qp->av, 0, sizeof(qp->av));
-    if (rsim_ring_write_index(s, &qp->sq, RSIM_QUEUE_PROD_OFFSET, 0) ||
-        rsim_ring_write_index(s, &qp->sq, RSIM_QUEUE_CONS_OFFSET, 0) ||
+    if (rdma_sim_ring_write_index(s, &qp->sq, RSIM_QUEUE_PROD_OFFSET, 0) ||
+        rdma_sim_ring_write_index(s, &qp->sq, RSIM_QUEUE_CONS_OFFSET, 0) ||
         (qp->srqn == RSIM_NO_SRQ &&
-         (rsim_ring_write_index(s, &qp->rq, RSIM_QUEUE_PROD_OFFSET, 0) ||
-          rsim_ring_write_index(s, &qp->rq, RSIM_QUEUE_CONS_OFFSET, 0)))) {
-        rsim_guest_error(s, "qp", "QP %u rings not accessible on reset",
-                         qp->qpn);
+         (rdma_sim_ring_write_index(s, &qp->rq, RSIM_QUEUE_PROD_OFFSET, 0) ||
+          rdma_sim_ring_write_index(s, &qp->rq, RSIM_QUEUE_CONS_OFFSET, 0)))) {
+        rdma_sim_guest_error(s, "qp", "QP %u rings not accessible on reset",
+                             qp->qpn);
     }
 }
 
-enum rsim_status rsim_qp_modify(RdmaSimState *s, RsimQp *qp,
-                                const struct rsim_qp_attr *attr,
-                                const char **why)
+enum rsim_status rdma_sim_qp_modify(RdmaSimState *s, RdmaSimQp *qp,
+                                    const struct rsim_qp_attr *attr,
+                                    const char **why)
 {
     uint32_t mask = le32_to_cpu(attr->attr_mask);
     unsigned cur = qp->state;
     unsigned next = (mask & RSIM_QP_STATE) ? attr->qp_state : cur;
-    unsigned tc = rsim_qp_class(qp);
-    const RsimTransition *t;
+    unsigned tc = rdma_sim_qp_class(qp);
+    const RdmaSimTransition *t;
     enum rsim_status st;
 
     if (mask & ~RSIM_QP_ATTR_SUPPORTED & ~RSIM_QP_ALT_PATH) {
@@ -405,7 +406,7 @@ enum rsim_status rsim_qp_modify(RdmaSimState *s, RsimQp *qp,
         *why = "CUR_STATE does not match the QP's state";
         return RSIM_STS_BAD_STATE;
     }
-    t = &rsim_qp_table[cur][next];
+    t = &rdma_sim_qp_table[cur][next];
     if (!t->valid) {
         *why = "illegal state transition";
         return RSIM_STS_BAD_STATE;
@@ -418,23 +419,23 @@ enum rsim_status rsim_qp_modify(RdmaSimState *s, RsimQp *qp,
         *why = "an attribute not allowed in this transition";
         return RSIM_STS_INVALID;
     }
-    st = rsim_qp_check_values(s, attr, mask, why);
+    st = rdma_sim_qp_check_values(s, attr, mask, why);
     if (st != RSIM_STS_OK) {
         return st;
     }
 
     /* Everything is valid: apply. */
-    rsim_qp_apply(qp, attr, mask);
-    trace_rdma_sim_qp_state(qp->qpn, rsim_qp_state_name(cur),
-                            rsim_qp_state_name(next), mask);
+    rdma_sim_qp_apply(qp, attr, mask);
+    trace_rdma_sim_qp_state(qp->qpn, rdma_sim_qp_state_name(cur),
+                            rdma_sim_qp_state_name(next), mask);
     if (next == RSIM_QPS_RESET) {
         qp->state = RSIM_QPS_RESET;
-        rsim_qp_reset(s, qp);
+        rdma_sim_qp_reset(s, qp);
         return RSIM_STS_OK;
     }
     if (next == RSIM_QPS_ERR) {
         if (cur != RSIM_QPS_ERR) {
-            rsim_qp_to_error(s, qp);
+            rdma_sim_qp_to_error(s, qp);
         }
         return RSIM_STS_OK;
     }
@@ -442,11 +443,11 @@ enum rsim_status rsim_qp_modify(RdmaSimState *s, RsimQp *qp,
     if (next == RSIM_QPS_SQD && cur != RSIM_QPS_SQD) {
         qp->sq_draining = true;
     }
-    rsim_transport_qp_modified(s, qp, cur);
+    rdma_sim_transport_qp_modified(s, qp, cur);
     return RSIM_STS_OK;
 }
 
-void rsim_qp_query(RdmaSimState *s, RsimQp *qp, struct rsim_qp_attr *a)
+void rdma_sim_qp_query(RdmaSimState *s, RdmaSimQp *qp, struct rsim_qp_attr *a)
 {
     memset(a, 0, sizeof(*a));
     a->qp_state = qp->state;
@@ -477,14 +478,14 @@ void rsim_qp_query(RdmaSimState *s, RsimQp *qp, struct rsim_qp_attr *a)
     a->av = qp->av;
 }
 
-void rsim_qp_destroy(RdmaSimState *s, RsimQp *qp)
+void rdma_sim_qp_destroy(RdmaSimState *s, RdmaSimQp *qp)
 {
-    RsimCq *scq = rsim_cq_lookup(s, qp->send_cqn);
-    RsimCq *rcq = rsim_cq_lookup(s, qp->recv_cqn);
-    RsimSrq *srq = rsim_srq_lookup(s, qp->srqn);
+    RdmaSimCq *scq = rdma_sim_cq_lookup(s, qp->send_cqn);
+    RdmaSimCq *rcq = rdma_sim_cq_lookup(s, qp->recv_cqn);
+    RdmaSimSrq *srq = rdma_sim_srq_lookup(s, qp->srqn);
 
     trace_rdma_sim_qp_destroy(qp->qpn);
-    rsim_transport_qp_destroy(s, qp);
+    rdma_sim_transport_qp_destroy(s, qp);
     if (scq) {
         scq->refs--;
     }
@@ -496,8 +497,8 @@ void rsim_qp_destroy(RdmaSimState *s, RsimQp *qp)
     }
     s->pds[qp->pdn].refs--;
     s->qps[qp->qpn] = NULL;
-    rsim_ring_free(&qp->sq);
-    rsim_ring_free(&qp->rq);
+    rdma_sim_ring_free(&qp->sq);
+    rdma_sim_ring_free(&qp->rq);
     g_free(qp);
 }
 
@@ -505,7 +506,7 @@ void rsim_qp_destroy(RdmaSimState *s, RsimQp *qp)
  * Flushing (QP in ERR)
  */
 
-uint32_t rsim_wc_opcode(uint32_t wr_opcode)
+uint32_t rdma_sim_wc_opcode(uint32_t wr_opcode)
 {
     switch (wr_opcode) {
     case RSIM_WR_RDMA_WRITE:
@@ -533,8 +534,9 @@ uint32_t rsim_wc_opcode(uint32_t wr_opcode)
  * WR_FLUSH_ERR.  Stops early if the CQ is full; the rest is flushed on the
  * next doorbell or when the transport retries.
  */
-static void rsim_flush_ring(RdmaSimState *s, RsimQp *qp, RsimRing *ring,
-                            uint32_t *cons, RsimCq *cq, bool send)
+static void rdma_sim_flush_ring(RdmaSimState *s, RdmaSimQp *qp,
+                                RdmaSimRing *ring, uint32_t *cons,
+                                RdmaSimCq *cq, bool send)
 {
     struct rsim_cqe cqe;
     uint32_t prod;
@@ -544,71 +546,72 @@ static void rsim_flush_ring(RdmaSimState *s, RsimQp *qp, RsimRing *ring,
         uint32_t opcode;
     } head;
 
-    if (!cq || rsim_ring_read_index(s, ring, RSIM_QUEUE_PROD_OFFSET, &prod)) {
+    if (!cq ||
+        rdma_sim_ring_read_index(s, ring, RSIM_QUEUE_PROD_OFFSET, &prod)) {
         return;
     }
     while (*cons != prod) {
-        if (rsim_ring_read_elem(s, ring, *cons, &head, sizeof(head))) {
-            rsim_guest_error(s, "qp", "QP %u ring not accessible", qp->qpn);
+        if (rdma_sim_ring_read_elem(s, ring, *cons, &head, sizeof(head))) {
+            rdma_sim_guest_error(s, "qp", "QP %u ring not accessible", qp->qpn);
             return;
         }
         memset(&cqe, 0, sizeof(cqe));
         cqe.wr_id = head.wr_id;
         cqe.status = cpu_to_le32(RSIM_WC_WR_FLUSH_ERR);
-        cqe.opcode = cpu_to_le32(send ? rsim_wc_opcode(le32_to_cpu(
+        cqe.opcode = cpu_to_le32(send ? rdma_sim_wc_opcode(le32_to_cpu(
                                              head.opcode)) : RSIM_WC_RECV);
         cqe.qp_num = cpu_to_le32(qp->qpn);
         cqe.port_num = 1;
-        if (!rsim_cq_post(s, cq, &cqe, false)) {
+        if (!rdma_sim_cq_post(s, cq, &cqe, false)) {
             return;
         }
         *cons = (*cons + 1) & ring->mask;
-        if (rsim_ring_write_index(s, ring, RSIM_QUEUE_CONS_OFFSET, *cons)) {
+        if (rdma_sim_ring_write_index(s, ring, RSIM_QUEUE_CONS_OFFSET, *cons)) {
             return;
         }
     }
 }
 
-void rsim_qp_flush(RdmaSimState *s, RsimQp *qp)
+void rdma_sim_qp_flush(RdmaSimState *s, RdmaSimQp *qp)
 {
-    rsim_flush_ring(s, qp, &qp->sq, &qp->sq_cons,
-                    rsim_cq_lookup(s, qp->send_cqn), true);
+    rdma_sim_flush_ring(s, qp, &qp->sq, &qp->sq_cons,
+                        rdma_sim_cq_lookup(s, qp->send_cqn), true);
     if (qp->srqn == RSIM_NO_SRQ) {
-        rsim_flush_ring(s, qp, &qp->rq, &qp->rq_cons,
-                        rsim_cq_lookup(s, qp->recv_cqn), false);
+        rdma_sim_flush_ring(s, qp, &qp->rq, &qp->rq_cons,
+                            rdma_sim_cq_lookup(s, qp->recv_cqn), false);
     }
 }
 
-void rsim_qp_to_error(RdmaSimState *s, RsimQp *qp)
+void rdma_sim_qp_to_error(RdmaSimState *s, RdmaSimQp *qp)
 {
     if (qp->state == RSIM_QPS_ERR) {
         return;
     }
-    trace_rdma_sim_qp_error(qp->qpn, rsim_qp_state_name(qp->state));
+    trace_rdma_sim_qp_error(qp->qpn, rdma_sim_qp_state_name(qp->state));
     qp->state = RSIM_QPS_ERR;
     qp->sq_draining = false;
     /* Completions for WQEs in flight come first, then the flush. */
-    rsim_transport_qp_error(s, qp);
-    rsim_qp_flush(s, qp);
+    rdma_sim_transport_qp_error(s, qp);
+    rdma_sim_qp_flush(s, qp);
     if (qp->srqn != RSIM_NO_SRQ) {
-        rsim_aeq_post(s, RSIM_EV_QP_LAST_WQE, qp->qpn, 0);
+        rdma_sim_aeq_post(s, RSIM_EV_QP_LAST_WQE, qp->qpn, 0);
     }
 }
 
-void rsim_qp_sq_doorbell(RdmaSimState *s, RsimQp *qp)
+void rdma_sim_qp_sq_doorbell(RdmaSimState *s, RdmaSimQp *qp)
 {
     if (qp->state == RSIM_QPS_ERR) {
-        rsim_qp_flush(s, qp);
+        rdma_sim_qp_flush(s, qp);
         return;
     }
-    rsim_transport_sq_kick(s, qp);
+    rdma_sim_transport_sq_kick(s, qp);
 }
 
-void rsim_qp_rq_doorbell(RdmaSimState *s, RsimQp *qp)
+void rdma_sim_qp_rq_doorbell(RdmaSimState *s, RdmaSimQp *qp)
 {
     if (qp->state == RSIM_QPS_ERR) {
-        rsim_qp_flush(s, qp);
+        rdma_sim_qp_flush(s, qp);
         return;
     }
-    rsim_transport_rq_kick(s, qp);
+    rdma_sim_transport_rq_kick(s, qp);
 }

@@ -22,11 +22,11 @@
  * Set up a ring from a descriptor.  min_elem is the smallest element the
  * ring's users need, max_depth the largest depth the caps allow.
  */
-enum rsim_status rsim_ring_init(RdmaSimState *s, RsimRing *ring,
-                                const struct rsim_queue_desc *d,
-                                uint32_t min_elem, uint32_t max_depth)
+enum rsim_status rdma_sim_ring_init(RdmaSimState *s, RdmaSimRing *ring,
+                                    const struct rsim_queue_desc *d,
+                                    uint32_t min_elem, uint32_t max_depth)
 {
-    RsimPageList pl = {
+    RdmaSimPageList pl = {
         .addr = le64_to_cpu(d->addr),
         .npages = le32_to_cpu(d->npages),
         .level = d->level,
@@ -52,7 +52,7 @@ enum rsim_status rsim_ring_init(RdmaSimState *s, RsimRing *ring,
     }
     bytes = RSIM_QUEUE_DATA_OFFSET +
             ((uint64_t)1 << (d->log2_depth + d->log2_elem_size));
-    st = rsim_pl_check(s, &pl, bytes);
+    st = rdma_sim_pl_check(s, &pl, bytes);
     if (st != RSIM_STS_OK) {
         return st;
     }
@@ -64,13 +64,13 @@ enum rsim_status rsim_ring_init(RdmaSimState *s, RsimRing *ring,
 
     if (pl.level != RSIM_PBL_LEVEL0) {
         uint32_t n = (bytes + (1ull << pl.page_shift) - 1) >> pl.page_shift;
-        RsimSeg seg;
+        RdmaSimSeg seg;
 
         ring->pages = g_new(dma_addr_t, n);
         for (uint32_t i = 0; i < n; i++) {
-            st = rsim_pl_map(s, &pl, (uint64_t)i << pl.page_shift, 1, &seg);
+            st = rdma_sim_pl_map(s, &pl, (uint64_t)i << pl.page_shift, 1, &seg);
             if (st != RSIM_STS_OK) {
-                rsim_ring_free(ring);
+                rdma_sim_ring_free(ring);
                 return st;
             }
             ring->pages[i] = seg.addr;
@@ -79,16 +79,16 @@ enum rsim_status rsim_ring_init(RdmaSimState *s, RsimRing *ring,
     return RSIM_STS_OK;
 }
 
-void rsim_ring_free(RsimRing *ring)
+void rdma_sim_ring_free(RdmaSimRing *ring)
 {
     g_free(ring->pages);
     ring->pages = NULL;
 }
 
 /* Access [offset, offset + len) of a ring; the range must lie inside. */
-MemTxResult rsim_ring_rw(RdmaSimState *s, const RsimRing *ring,
-                         uint64_t offset, void *buf, uint64_t len,
-                         DMADirection dir)
+MemTxResult rdma_sim_ring_rw(RdmaSimState *s, const RdmaSimRing *ring,
+                             uint64_t offset, void *buf, uint64_t len,
+                             DMADirection dir)
 {
     uint8_t *p = buf;
 
@@ -110,8 +110,9 @@ MemTxResult rsim_ring_rw(RdmaSimState *s, const RsimRing *ring,
             addr = ring->pages[offset >> ring->pl.page_shift] + in_page;
             chunk = MIN(len, page_size - in_page);
         }
-        r = dir == DMA_DIRECTION_TO_DEVICE ? rsim_dma_read(s, addr, p, chunk)
-                                           : rsim_dma_write(s, addr, p, chunk);
+        r = dir == DMA_DIRECTION_TO_DEVICE ?
+            rdma_sim_dma_read(s, addr, p, chunk) :
+            rdma_sim_dma_write(s, addr, p, chunk);
         if (r != MEMTX_OK) {
             return r;
         }
@@ -123,61 +124,66 @@ MemTxResult rsim_ring_rw(RdmaSimState *s, const RsimRing *ring,
 }
 
 /* Read an index from the ring header; the value is masked. */
-MemTxResult rsim_ring_read_index(RdmaSimState *s, const RsimRing *ring,
-                                 unsigned offset, uint32_t *index)
+MemTxResult rdma_sim_ring_read_index(RdmaSimState *s, const RdmaSimRing *ring,
+                                     unsigned offset, uint32_t *index)
 {
     uint32_t le;
     MemTxResult r;
 
-    r = rsim_ring_rw(s, ring, offset, &le, sizeof(le),
-                     DMA_DIRECTION_TO_DEVICE);
+    r = rdma_sim_ring_rw(s, ring, offset, &le, sizeof(le),
+                         DMA_DIRECTION_TO_DEVICE);
     /* Pairs with the producer's release store of the index. */
     smp_rmb();
     *index = le32_to_cpu(le) & ring->mask;
     return r;
 }
 
-MemTxResult rsim_ring_write_index(RdmaSimState *s, const RsimRing *ring,
-                                  unsigned offset, uint32_t index)
+MemTxResult rdma_sim_ring_write_index(RdmaSimState *s, const RdmaSimRing *ring,
+                                      unsigned offset, uint32_t index)
 {
     uint32_t le = cpu_to_le32(index & ring->mask);
 
     /* Elements must be visible before the index that publishes them. */
     smp_wmb();
-    return rsim_ring_rw(s, ring, offset, &le, sizeof(le),
-                        DMA_DIRECTION_FROM_DEVICE);
+    return rdma_sim_ring_rw(s, ring, offset, &le, sizeof(le),
+                            DMA_DIRECTION_FROM_DEVICE);
 }
 
-MemTxResult rsim_ring_read_elem(RdmaSimState *s, const RsimRing *ring,
-                                uint32_t index, void *buf, uint32_t len)
+/* Where element index starts in the ring's memory */
+uint64_t rdma_sim_ring_elem_offset(const RdmaSimRing *ring, uint32_t index)
+{
+    return RSIM_QUEUE_DATA_OFFSET +
+           ((uint64_t)(index & ring->mask) << ring->log2_elem);
+}
+
+MemTxResult rdma_sim_ring_read_elem(RdmaSimState *s, const RdmaSimRing *ring,
+                                    uint32_t index, void *buf, uint32_t len)
 {
     if (len > (1u << ring->log2_elem)) {
         return MEMTX_DECODE_ERROR;
     }
-    return rsim_ring_rw(s, ring, RSIM_QUEUE_DATA_OFFSET +
-                        ((uint64_t)(index & ring->mask) << ring->log2_elem),
-                        buf, len, DMA_DIRECTION_TO_DEVICE);
+    return rdma_sim_ring_rw(s, ring, rdma_sim_ring_elem_offset(ring, index),
+                            buf, len, DMA_DIRECTION_TO_DEVICE);
 }
 
-MemTxResult rsim_ring_write_elem(RdmaSimState *s, const RsimRing *ring,
-                                 uint32_t index, const void *buf,
-                                 uint32_t len)
+MemTxResult rdma_sim_ring_write_elem(RdmaSimState *s, const RdmaSimRing *ring,
+                                     uint32_t index, const void *buf,
+                                     uint32_t len)
 {
     if (len > (1u << ring->log2_elem)) {
         return MEMTX_DECODE_ERROR;
     }
-    return rsim_ring_rw(s, ring, RSIM_QUEUE_DATA_OFFSET +
-                        ((uint64_t)(index & ring->mask) << ring->log2_elem),
-                        (void *)buf, len, DMA_DIRECTION_FROM_DEVICE);
+    return rdma_sim_ring_rw(s, ring, rdma_sim_ring_elem_offset(ring, index),
+                            (void *)buf, len, DMA_DIRECTION_FROM_DEVICE);
 }
 
 /*
  * Move the elements [from_cons, from_prod) of one ring to slots 0.. of
  * another and publish them there (CQ resize, SRQ resize).
  */
-enum rsim_status rsim_ring_move(RdmaSimState *s, RsimRing *from,
-                                uint32_t from_cons, uint32_t from_prod,
-                                RsimRing *to)
+enum rsim_status rdma_sim_ring_move(RdmaSimState *s, RdmaSimRing *from,
+                                    uint32_t from_cons, uint32_t from_prod,
+                                    RdmaSimRing *to)
 {
     uint32_t count = (from_prod - from_cons) & from->mask;
     uint32_t elem = 1u << MIN(from->log2_elem, to->log2_elem);
@@ -187,13 +193,13 @@ enum rsim_status rsim_ring_move(RdmaSimState *s, RsimRing *from,
         return RSIM_STS_BUSY;
     }
     for (uint32_t i = 0; i < count; i++) {
-        if (rsim_ring_read_elem(s, from, from_cons + i, buf, elem) ||
-            rsim_ring_write_elem(s, to, i, buf, elem)) {
+        if (rdma_sim_ring_read_elem(s, from, from_cons + i, buf, elem) ||
+            rdma_sim_ring_write_elem(s, to, i, buf, elem)) {
             return RSIM_STS_DMA;
         }
     }
-    if (rsim_ring_write_index(s, to, RSIM_QUEUE_CONS_OFFSET, 0) ||
-        rsim_ring_write_index(s, to, RSIM_QUEUE_PROD_OFFSET, count)) {
+    if (rdma_sim_ring_write_index(s, to, RSIM_QUEUE_CONS_OFFSET, 0) ||
+        rdma_sim_ring_write_index(s, to, RSIM_QUEUE_PROD_OFFSET, count)) {
         return RSIM_STS_DMA;
     }
     return RSIM_STS_OK;
@@ -204,9 +210,9 @@ enum rsim_status rsim_ring_move(RdmaSimState *s, RsimRing *from,
  */
 
 /* Write one 16-byte entry: dword 0 (phase, type) last. */
-static MemTxResult rsim_write_eqe(RdmaSimState *s, uint64_t addr, bool phase,
-                                  unsigned type, uint32_t object,
-                                  uint64_t data)
+static MemTxResult rdma_sim_write_eqe(RdmaSimState *s, uint64_t addr,
+                                      bool phase, unsigned type,
+                                      uint32_t object, uint64_t data)
 {
     struct rsim_eqe e = {
         .object = cpu_to_le32(object),
@@ -215,7 +221,7 @@ static MemTxResult rsim_write_eqe(RdmaSimState *s, uint64_t addr, bool phase,
     uint32_t dw0 = 0;
     MemTxResult r;
 
-    r = rsim_dma_write(s, addr + 4, (uint8_t *)&e + 4, sizeof(e) - 4);
+    r = rdma_sim_dma_write(s, addr + 4, (uint8_t *)&e + 4, sizeof(e) - 4);
     if (r != MEMTX_OK) {
         return r;
     }
@@ -224,13 +230,13 @@ static MemTxResult rsim_write_eqe(RdmaSimState *s, uint64_t addr, bool phase,
     dw0 = FIELD_DP32(dw0, RSIM_EQE_HDR, PHASE, phase);
     dw0 = FIELD_DP32(dw0, RSIM_EQE_HDR, TYPE, type);
     dw0 = cpu_to_le32(dw0);
-    return rsim_dma_write(s, addr, &dw0, sizeof(dw0));
+    return rdma_sim_dma_write(s, addr, &dw0, sizeof(dw0));
 }
 
-void rsim_aeq_post(RdmaSimState *s, enum rsim_event_type type,
-                   uint32_t object, uint64_t data)
+void rdma_sim_aeq_post(RdmaSimState *s, enum rsim_event_type type,
+                       uint32_t object, uint64_t data)
 {
-    if (!rsim_ready(s)) {
+    if (!rdma_sim_ready(s)) {
         return;
     }
     if (((s->aeq_tail + 1) & (s->aeq_depth - 1)) == s->aeq_head) {
@@ -240,10 +246,10 @@ void rsim_aeq_post(RdmaSimState *s, enum rsim_event_type type,
         return;
     }
     trace_rdma_sim_async_event(type, object, data);
-    if (rsim_write_eqe(s, s->aeq_base + (uint64_t)s->aeq_tail *
-                       RSIM_EQ_ENTRY_SIZE, s->aeq_phase, type, object,
-                       data) != MEMTX_OK) {
-        rsim_set_fatal(s, RSIM_FATAL_AEQ_DMA);
+    if (rdma_sim_write_eqe(s, s->aeq_base + (uint64_t)s->aeq_tail *
+                           RSIM_EQ_ENTRY_SIZE, s->aeq_phase, type, object,
+                           data) != MEMTX_OK) {
+        rdma_sim_set_fatal(s, RSIM_FATAL_AEQ_DMA);
         return;
     }
     s->aeq_tail = (s->aeq_tail + 1) & (s->aeq_depth - 1);
@@ -251,25 +257,26 @@ void rsim_aeq_post(RdmaSimState *s, enum rsim_event_type type,
         s->aeq_phase = !s->aeq_phase;
     }
     if (!FIELD_EX32(s->intr_mask, RSIM_INTR_MASK, ASYNC)) {
-        rsim_msix_notify(s, RSIM_MSIX_VECTOR_ADMIN);
+        rdma_sim_msix_notify(s, RSIM_MSIX_VECTOR_ADMIN);
     }
 }
 
-static bool rsim_eq_full(RsimEq *eq)
+static bool rdma_sim_eq_full(RdmaSimEq *eq)
 {
     return ((eq->tail + 1) & (eq->depth - 1)) == eq->head;
 }
 
 /* Write an event into a completion EQ that has room; interrupt if armed. */
-static bool rsim_eq_write(RdmaSimState *s, RsimEq *eq, unsigned type,
-                          uint32_t object)
+static bool rdma_sim_eq_write(RdmaSimState *s, RdmaSimEq *eq, unsigned type,
+                              uint32_t object)
 {
-    if (rsim_eq_full(eq)) {
+    uint64_t addr = eq->addr + (uint64_t)eq->tail * RSIM_EQ_ENTRY_SIZE;
+
+    if (rdma_sim_eq_full(eq)) {
         return false;
     }
-    if (rsim_write_eqe(s, eq->addr + (uint64_t)eq->tail * RSIM_EQ_ENTRY_SIZE,
-                       eq->phase, type, object, 0) != MEMTX_OK) {
-        rsim_set_fatal(s, RSIM_FATAL_EQ_DMA);
+    if (rdma_sim_write_eqe(s, addr, eq->phase, type, object, 0) != MEMTX_OK) {
+        rdma_sim_set_fatal(s, RSIM_FATAL_EQ_DMA);
         return false;
     }
     trace_rdma_sim_eq_event(eq - s->eqs, type, object);
@@ -279,23 +286,24 @@ static bool rsim_eq_write(RdmaSimState *s, RsimEq *eq, unsigned type,
     }
     if (eq->armed) {
         eq->armed = false;
-        rsim_msix_notify(s, eq->vector);
+        rdma_sim_msix_notify(s, eq->vector);
     }
     return true;
 }
 
 /* Write events that waited for room, oldest first. */
-static void rsim_eq_drain_waiting(RdmaSimState *s, RsimEq *eq)
+static void rdma_sim_eq_drain_waiting(RdmaSimState *s, RdmaSimEq *eq)
 {
-    RsimCq *cq;
+    RdmaSimCq *cq;
 
     for (unsigned kind = 0; kind < 2; kind++) {
-        if (eq->eth_waiting[kind] && rsim_eq_write(s, eq, RSIM_EV_ETH, kind)) {
+        if (eq->eth_waiting[kind] &&
+            rdma_sim_eq_write(s, eq, RSIM_EV_ETH, kind)) {
             eq->eth_waiting[kind] = false;
         }
     }
     while ((cq = QTAILQ_FIRST(&eq->waiting)) != NULL) {
-        if (!rsim_eq_write(s, eq, RSIM_EV_COMPLETION, cq->cqn)) {
+        if (!rdma_sim_eq_write(s, eq, RSIM_EV_COMPLETION, cq->cqn)) {
             return;
         }
         QTAILQ_REMOVE(&eq->waiting, cq, wait_link);
@@ -303,48 +311,49 @@ static void rsim_eq_drain_waiting(RdmaSimState *s, RsimEq *eq)
     }
 }
 
-void rsim_eq_doorbell(RdmaSimState *s, uint32_t val)
+void rdma_sim_eq_doorbell(RdmaSimState *s, uint32_t val)
 {
     uint32_t eqn = FIELD_EX32(val, RSIM_EQ_DB, EQN);
     uint32_t cons = FIELD_EX32(val, RSIM_EQ_DB, CONS);
-    RsimEq *eq;
+    RdmaSimEq *eq;
 
-    if (!rsim_ready(s) || eqn >= s->props.msix_vectors - 1 ||
+    if (!rdma_sim_ready(s) || eqn >= s->props.msix_vectors - 1 ||
         !s->eqs[eqn].valid) {
-        rsim_guest_error(s, "eq", "EQ_DB 0x%08x for no EQ %u", val, eqn);
+        rdma_sim_guest_error(s, "eq", "EQ_DB 0x%08x for no EQ %u", val, eqn);
         return;
     }
     eq = &s->eqs[eqn];
     if (cons >= eq->depth) {
-        rsim_guest_error(s, "eq", "EQ %u consumer index %u >= depth %u",
-                         eqn, cons, eq->depth);
+        rdma_sim_guest_error(s, "eq", "EQ %u consumer index %u >= depth %u",
+                             eqn, cons, eq->depth);
         return;
     }
     eq->head = cons;
-    rsim_eq_drain_waiting(s, eq);
+    rdma_sim_eq_drain_waiting(s, eq);
     if (FIELD_EX32(val, RSIM_EQ_DB, ARM)) {
         /* Entries the driver has not seen yet: signal now. */
         if (eq->tail != eq->head) {
             eq->armed = false;
-            rsim_msix_notify(s, eq->vector);
+            rdma_sim_msix_notify(s, eq->vector);
         } else {
             eq->armed = true;
         }
     }
 }
 
-void rsim_eq_post_eth(RdmaSimState *s, unsigned kind)
+void rdma_sim_eq_post_eth(RdmaSimState *s, unsigned kind)
 {
-    RsimEq *eq = &s->eqs[s->ethq[kind].eqn];
+    RdmaSimEq *eq = &s->eqs[s->ethq[kind].eqn];
 
-    if (!eq->eth_waiting[kind] && !rsim_eq_write(s, eq, RSIM_EV_ETH, kind)) {
+    if (!eq->eth_waiting[kind] &&
+        !rdma_sim_eq_write(s, eq, RSIM_EV_ETH, kind)) {
         eq->eth_waiting[kind] = true;
     }
 }
 
-void rsim_eq_reset(RdmaSimState *s, RsimEq *eq)
+void rdma_sim_eq_reset(RdmaSimState *s, RdmaSimEq *eq)
 {
-    RsimCq *cq, *next;
+    RdmaSimCq *cq, *next;
 
     QTAILQ_FOREACH_SAFE(cq, &eq->waiting, wait_link, next) {
         QTAILQ_REMOVE(&eq->waiting, cq, wait_link);
@@ -358,26 +367,26 @@ void rsim_eq_reset(RdmaSimState *s, RsimEq *eq)
  * Completion queues
  */
 
-RsimCq *rsim_cq_lookup(RdmaSimState *s, uint32_t cqn)
+RdmaSimCq *rdma_sim_cq_lookup(RdmaSimState *s, uint32_t cqn)
 {
     return cqn < s->props.max_cq ? s->cqs[cqn] : NULL;
 }
 
-RsimSrq *rsim_srq_lookup(RdmaSimState *s, uint32_t srqn)
+RdmaSimSrq *rdma_sim_srq_lookup(RdmaSimState *s, uint32_t srqn)
 {
     return srqn < s->props.max_srq ? s->srqs[srqn] : NULL;
 }
 
-static void rsim_cq_event(RdmaSimState *s, RsimCq *cq)
+static void rdma_sim_cq_event(RdmaSimState *s, RdmaSimCq *cq)
 {
-    RsimEq *eq = &s->eqs[cq->eqn];
+    RdmaSimEq *eq = &s->eqs[cq->eqn];
 
     cq->arm = RSIM_CQ_ARM_NONE;
     if (cq->event_waiting) {
         return;
     }
     if (!QTAILQ_EMPTY(&eq->waiting) ||
-        !rsim_eq_write(s, eq, RSIM_EV_COMPLETION, cq->cqn)) {
+        !rdma_sim_eq_write(s, eq, RSIM_EV_COMPLETION, cq->cqn)) {
         QTAILQ_INSERT_TAIL(&eq->waiting, cq, wait_link);
         cq->event_waiting = true;
     }
@@ -388,12 +397,12 @@ static void rsim_cq_event(RdmaSimState *s, RsimCq *cq)
  * completion is not written (nothing is overwritten) and the caller keeps
  * it to retry; a CQ_ERR async event reports the overflow once.
  */
-bool rsim_cq_post(RdmaSimState *s, RsimCq *cq, const struct rsim_cqe *cqe,
-                  bool solicited)
+bool rdma_sim_cq_post(RdmaSimState *s, RdmaSimCq *cq,
+                      const struct rsim_cqe *cqe, bool solicited)
 {
     uint32_t cons;
 
-    if (rsim_ring_read_index(s, &cq->ring, RSIM_QUEUE_CONS_OFFSET, &cons)) {
+    if (rdma_sim_ring_read_index(s, &cq->ring, RSIM_QUEUE_CONS_OFFSET, &cons)) {
         goto bad_ring;
     }
     if (((cq->prod + 1) & cq->ring.mask) == cons) {
@@ -401,17 +410,17 @@ bool rsim_cq_post(RdmaSimState *s, RsimCq *cq, const struct rsim_cqe *cqe,
             cq->overflow_reported = true;
             s->stats[RSIM_STAT_CQ_OVERFLOW]++;
             trace_rdma_sim_cq_overflow(cq->cqn);
-            rsim_aeq_post(s, RSIM_EV_CQ_ERR, cq->cqn, 0);
+            rdma_sim_aeq_post(s, RSIM_EV_CQ_ERR, cq->cqn, 0);
         }
         return false;
     }
     cq->overflow_reported = false;
-    if (rsim_ring_write_elem(s, &cq->ring, cq->prod, cqe, sizeof(*cqe))) {
+    if (rdma_sim_ring_write_elem(s, &cq->ring, cq->prod, cqe, sizeof(*cqe))) {
         goto bad_ring;
     }
     cq->prod = (cq->prod + 1) & cq->ring.mask;
-    if (rsim_ring_write_index(s, &cq->ring, RSIM_QUEUE_PROD_OFFSET,
-                              cq->prod)) {
+    if (rdma_sim_ring_write_index(s, &cq->ring, RSIM_QUEUE_PROD_OFFSET,
+                                  cq->prod)) {
         goto bad_ring;
     }
     s->stats[RSIM_STAT_COMPLETIONS]++;
@@ -421,23 +430,23 @@ bool rsim_cq_post(RdmaSimState *s, RsimCq *cq, const struct rsim_cqe *cqe,
     if (cq->arm == RSIM_CQ_ARM_NEXT ||
         (cq->arm == RSIM_CQ_ARM_SOLICITED &&
          (solicited || cqe->status != cpu_to_le32(RSIM_WC_SUCCESS)))) {
-        rsim_cq_event(s, cq);
+        rdma_sim_cq_event(s, cq);
     }
     return true;
 
 bad_ring:
-    rsim_guest_error(s, "cq", "CQ %u ring not accessible", cq->cqn);
+    rdma_sim_guest_error(s, "cq", "CQ %u ring not accessible", cq->cqn);
     if (!cq->overflow_reported) {
         cq->overflow_reported = true;
-        rsim_aeq_post(s, RSIM_EV_CQ_ERR, cq->cqn, 1);
+        rdma_sim_aeq_post(s, RSIM_EV_CQ_ERR, cq->cqn, 1);
     }
     return false;
 }
 
-void rsim_cq_arm(RdmaSimState *s, RsimCq *cq, unsigned arm)
+void rdma_sim_cq_arm(RdmaSimState *s, RdmaSimCq *cq, unsigned arm)
 {
     if (arm > RSIM_CQ_ARM_SOLICITED) {
-        rsim_guest_error(s, "cq", "CQ %u bad arm value %u", cq->cqn, arm);
+        rdma_sim_guest_error(s, "cq", "CQ %u bad arm value %u", cq->cqn, arm);
         return;
     }
     trace_rdma_sim_cq_arm(cq->cqn, arm);
@@ -447,15 +456,15 @@ void rsim_cq_arm(RdmaSimState *s, RsimCq *cq, unsigned arm)
     }
 }
 
-void rsim_cq_destroy(RdmaSimState *s, RsimCq *cq)
+void rdma_sim_cq_destroy(RdmaSimState *s, RdmaSimCq *cq)
 {
-    RsimEq *eq = &s->eqs[cq->eqn];
+    RdmaSimEq *eq = &s->eqs[cq->eqn];
 
     if (cq->event_waiting) {
         QTAILQ_REMOVE(&eq->waiting, cq, wait_link);
     }
     eq->refs--;
     s->cqs[cq->cqn] = NULL;
-    rsim_ring_free(&cq->ring);
+    rdma_sim_ring_free(&cq->ring);
     g_free(cq);
 }

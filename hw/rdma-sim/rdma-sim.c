@@ -20,7 +20,8 @@
 #include "transport.h"
 #include "trace.h"
 
-void rsim_guest_error(RdmaSimState *s, const char *what, const char *fmt, ...)
+void rdma_sim_guest_error(RdmaSimState *s, const char *what, const char *fmt,
+                          ...)
 {
     g_autofree char *msg = NULL;
     va_list ap;
@@ -33,13 +34,13 @@ void rsim_guest_error(RdmaSimState *s, const char *what, const char *fmt, ...)
     qemu_log_mask(LOG_GUEST_ERROR, "rdma-sim: %s: %s\n", what, msg);
 }
 
-bool rsim_ready(RdmaSimState *s)
+bool rdma_sim_ready(RdmaSimState *s)
 {
     return FIELD_EX32(s->dev_status, RSIM_DEV_STATUS, READY) &&
            !FIELD_EX32(s->dev_status, RSIM_DEV_STATUS, FATAL);
 }
 
-void rsim_set_fatal(RdmaSimState *s, enum rsim_fatal_reason reason)
+void rdma_sim_set_fatal(RdmaSimState *s, enum rsim_fatal_reason reason)
 {
     if (FIELD_EX32(s->dev_status, RSIM_DEV_STATUS, FATAL)) {
         return;
@@ -50,7 +51,7 @@ void rsim_set_fatal(RdmaSimState *s, enum rsim_fatal_reason reason)
                   "the driver must reset the device\n", reason);
     /* Tell the driver while the AEQ may still work, then stop. */
     if (reason != RSIM_FATAL_AEQ_DMA) {
-        rsim_aeq_post(s, RSIM_EV_DEVICE_FATAL, 0, reason);
+        rdma_sim_aeq_post(s, RSIM_EV_DEVICE_FATAL, 0, reason);
     }
     s->dev_status = FIELD_DP32(s->dev_status, RSIM_DEV_STATUS, FATAL, 1);
     s->dev_status = FIELD_DP32(s->dev_status, RSIM_DEV_STATUS, FATAL_REASON,
@@ -58,7 +59,7 @@ void rsim_set_fatal(RdmaSimState *s, enum rsim_fatal_reason reason)
     s->dev_status = FIELD_DP32(s->dev_status, RSIM_DEV_STATUS, READY, 0);
 }
 
-void rsim_msix_notify(RdmaSimState *s, unsigned vector)
+void rdma_sim_msix_notify(RdmaSimState *s, unsigned vector)
 {
     PCIDevice *pci = PCI_DEVICE(s);
 
@@ -68,8 +69,8 @@ void rsim_msix_notify(RdmaSimState *s, unsigned vector)
     }
 }
 
-MemTxResult rsim_dma_read(RdmaSimState *s, dma_addr_t addr, void *buf,
-                          dma_addr_t len)
+MemTxResult rdma_sim_dma_read(RdmaSimState *s, dma_addr_t addr, void *buf,
+                              dma_addr_t len)
 {
     MemTxResult r;
 
@@ -83,8 +84,8 @@ MemTxResult rsim_dma_read(RdmaSimState *s, dma_addr_t addr, void *buf,
     return r;
 }
 
-MemTxResult rsim_dma_write(RdmaSimState *s, dma_addr_t addr, const void *buf,
-                           dma_addr_t len)
+MemTxResult rdma_sim_dma_write(RdmaSimState *s, dma_addr_t addr,
+                               const void *buf, dma_addr_t len)
 {
     MemTxResult r;
 
@@ -99,19 +100,19 @@ MemTxResult rsim_dma_write(RdmaSimState *s, dma_addr_t addr, const void *buf,
 }
 
 /* Destroy every object and return to the power-on register state. */
-static void rsim_reset_state(RdmaSimState *s)
+static void rdma_sim_reset_state(RdmaSimState *s)
 {
     uint32_t i;
 
     trace_rdma_sim_reset();
     for (i = 0; i < s->props.max_qp; i++) {
         if (s->qps[i]) {
-            rsim_qp_destroy(s, s->qps[i]);
+            rdma_sim_qp_destroy(s, s->qps[i]);
         }
     }
     for (i = 0; i < s->props.max_srq; i++) {
         if (s->srqs[i]) {
-            rsim_ring_free(&s->srqs[i]->ring);
+            rdma_sim_ring_free(&s->srqs[i]->ring);
             g_free(s->srqs[i]);
             s->srqs[i] = NULL;
         }
@@ -119,20 +120,20 @@ static void rsim_reset_state(RdmaSimState *s)
     for (i = 0; i < s->props.max_cq; i++) {
         if (s->cqs[i]) {
             s->cqs[i]->refs = 0;
-            rsim_cq_destroy(s, s->cqs[i]);
+            rdma_sim_cq_destroy(s, s->cqs[i]);
         }
     }
     for (i = 0; i < s->props.msix_vectors - 1; i++) {
-        rsim_eq_reset(s, &s->eqs[i]);
+        rdma_sim_eq_reset(s, &s->eqs[i]);
     }
-    rsim_mr_reset(s);
+    rdma_sim_mr_reset(s);
     memset(s->pds, 0, sizeof(*s->pds) * s->props.max_pd);
     memset(s->ahs, 0, sizeof(*s->ahs) * s->props.max_ah);
     memset(s->gids, 0, sizeof(*s->gids) * s->props.max_gid);
     memset(s->ethq, 0, sizeof(s->ethq));
     memset(s->stats, 0, sizeof(s->stats));
-    rsim_transport_reset(s);
-    rsim_net_reset(s);
+    rdma_sim_transport_reset(s);
+    rdma_sim_net_reset(s);
 
     qemu_bh_cancel(s->admin_bh);
     s->dev_ctrl = 0;
@@ -150,56 +151,59 @@ static void rsim_reset_state(RdmaSimState *s)
     s->port_active = false;
 }
 
-static bool rsim_ring_regs_ok(uint64_t base, uint32_t depth, uint32_t max)
+static bool rdma_sim_ring_regs_ok(uint64_t base, uint32_t depth, uint32_t max)
 {
     return base && !(base & 63) && is_power_of_2(depth) && depth >= 2 &&
            depth <= max;
 }
 
 /* DEV_CTRL.ENABLE 0 -> 1: validate the admin queue registers and go live. */
-static void rsim_enable(RdmaSimState *s)
+static void rdma_sim_enable(RdmaSimState *s)
 {
-    if (!rsim_ring_regs_ok(s->aq_base, s->aq_depth, RSIM_MAX_AQ_DEPTH) ||
-        !rsim_ring_regs_ok(s->acq_base, s->acq_depth, RSIM_MAX_AQ_DEPTH) ||
-        !rsim_ring_regs_ok(s->aeq_base, s->aeq_depth, RSIM_MAX_EQ_DEPTH)) {
-        rsim_guest_error(s, "enable",
-                         "bad admin queue registers: aq 0x%" PRIx64 "/%u "
-                         "acq 0x%" PRIx64 "/%u aeq 0x%" PRIx64 "/%u",
-                         s->aq_base, s->aq_depth, s->acq_base, s->acq_depth,
-                         s->aeq_base, s->aeq_depth);
-        rsim_set_fatal(s, RSIM_FATAL_BAD_ADMIN_CONFIG);
+    if (!rdma_sim_ring_regs_ok(s->aq_base, s->aq_depth,
+                               RDMA_SIM_MAX_AQ_DEPTH) ||
+        !rdma_sim_ring_regs_ok(s->acq_base, s->acq_depth,
+                               RDMA_SIM_MAX_AQ_DEPTH) ||
+        !rdma_sim_ring_regs_ok(s->aeq_base, s->aeq_depth,
+                               RDMA_SIM_MAX_EQ_DEPTH)) {
+        rdma_sim_guest_error(s, "enable",
+                             "bad admin queue registers: aq 0x%" PRIx64 "/%u "
+                             "acq 0x%" PRIx64 "/%u aeq 0x%" PRIx64 "/%u",
+                             s->aq_base, s->aq_depth, s->acq_base, s->acq_depth,
+                             s->aeq_base, s->aeq_depth);
+        rdma_sim_set_fatal(s, RSIM_FATAL_BAD_ADMIN_CONFIG);
         return;
     }
     s->dev_status = FIELD_DP32(s->dev_status, RSIM_DEV_STATUS, READY, 1);
     trace_rdma_sim_enable(s->aq_depth, s->acq_depth, s->aeq_depth);
-    rsim_port_update(s, true);
+    rdma_sim_port_update(s, true);
 }
 
-static void rsim_write_dev_ctrl(RdmaSimState *s, uint32_t val)
+static void rdma_sim_write_dev_ctrl(RdmaSimState *s, uint32_t val)
 {
     bool was_enabled = FIELD_EX32(s->dev_ctrl, RSIM_DEV_CTRL, ENABLE);
 
     if (val & ~(R_RSIM_DEV_CTRL_ENABLE_MASK | R_RSIM_DEV_CTRL_RESET_MASK)) {
-        rsim_guest_error(s, "mmio", "reserved DEV_CTRL bits 0x%x", val);
+        rdma_sim_guest_error(s, "mmio", "reserved DEV_CTRL bits 0x%x", val);
     }
     if (FIELD_EX32(val, RSIM_DEV_CTRL, RESET) ||
         (was_enabled && !FIELD_EX32(val, RSIM_DEV_CTRL, ENABLE))) {
-        rsim_reset_state(s);
+        rdma_sim_reset_state(s);
         return;
     }
     if (!was_enabled && FIELD_EX32(val, RSIM_DEV_CTRL, ENABLE)) {
         if (FIELD_EX32(s->dev_status, RSIM_DEV_STATUS, FATAL)) {
-            rsim_guest_error(s, "mmio", "ENABLE while fatal; reset first");
+            rdma_sim_guest_error(s, "mmio", "ENABLE while fatal; reset first");
             return;
         }
         s->dev_ctrl = R_RSIM_DEV_CTRL_ENABLE_MASK;
-        rsim_enable(s);
+        rdma_sim_enable(s);
     }
 }
 
-static uint32_t rsim_cap_read(RdmaSimState *s, hwaddr addr)
+static uint32_t rdma_sim_cap_read(RdmaSimState *s, hwaddr addr)
 {
-    const RsimProps *p = &s->props;
+    const RdmaSimProps *p = &s->props;
 
     switch (addr) {
     case A_RSIM_CAP_MAX_QP:
@@ -228,11 +232,11 @@ static uint32_t rsim_cap_read(RdmaSimState *s, hwaddr addr)
     case A_RSIM_CAP_MAX_INLINE:
         return p->max_inline;
     case A_RSIM_CAP_MAX_MR_SIZE_LO:
-        return (uint32_t)RSIM_MAX_MR_SIZE;
+        return (uint32_t)RDMA_SIM_MAX_MR_SIZE;
     case A_RSIM_CAP_MAX_MR_SIZE_HI:
-        return RSIM_MAX_MR_SIZE >> 32;
+        return RDMA_SIM_MAX_MR_SIZE >> 32;
     case A_RSIM_CAP_PAGE_SIZES:
-        return RSIM_PAGE_SIZES;
+        return RDMA_SIM_PAGE_SIZES;
     case A_RSIM_CAP_MTU:
         return RSIM_MTU_4096;
     case A_RSIM_CAP_MAX_RD_ATOM:
@@ -241,17 +245,17 @@ static uint32_t rsim_cap_read(RdmaSimState *s, hwaddr addr)
     case A_RSIM_CAP_MAX_EQ:
         return p->msix_vectors - 1;
     case A_RSIM_CAP_MAX_EQE:
-        return RSIM_MAX_EQ_DEPTH;
+        return RDMA_SIM_MAX_EQ_DEPTH;
     case A_RSIM_CAP_MAX_PBL_L1:
-        return RSIM_MAX_PBL_L1;
+        return RDMA_SIM_MAX_PBL_L1;
     case A_RSIM_CAP_MAX_PBL_ROOT:
-        return RSIM_MAX_PBL_ROOT;
+        return RDMA_SIM_MAX_PBL_ROOT;
     case A_RSIM_CAP_MAX_FAST_REG_PAGES:
-        return RSIM_MAX_FAST_REG_PAGES;
+        return RDMA_SIM_MAX_FAST_REG_PAGES;
     case A_RSIM_CAP_MAX_AQ_DEPTH:
-        return RSIM_MAX_AQ_DEPTH;
+        return RDMA_SIM_MAX_AQ_DEPTH;
     case A_RSIM_CAP_MAX_ETH_DEPTH:
-        return RSIM_MAX_ETH_DEPTH;
+        return RDMA_SIM_MAX_ETH_DEPTH;
     case A_RSIM_CAP_MAX_PKEYS:
         return 1;
     default:
@@ -259,14 +263,14 @@ static uint32_t rsim_cap_read(RdmaSimState *s, hwaddr addr)
     }
 }
 
-static uint64_t rsim_regs_read(void *opaque, hwaddr addr, unsigned size)
+static uint64_t rdma_sim_regs_read(void *opaque, hwaddr addr, unsigned size)
 {
     RdmaSimState *s = opaque;
     uint32_t val;
 
     if (s->busy) {
-        rsim_guest_error(s, "mmio", "register read 0x%" HWADDR_PRIx
-                         " from the device's own DMA", addr);
+        rdma_sim_guest_error(s, "mmio", "register read 0x%" HWADDR_PRIx
+                             " from the device's own DMA", addr);
         return 0;
     }
     switch (addr) {
@@ -291,10 +295,10 @@ static uint64_t rsim_regs_read(void *opaque, hwaddr addr, unsigned size)
         val = s->dev_status;
         break;
     case A_RSIM_ADMIN_TIMEOUT:
-        val = RSIM_ADMIN_TIMEOUT_MS;
+        val = RDMA_SIM_ADMIN_TIMEOUT_MS;
         break;
     case A_RSIM_RESET_TIMEOUT:
-        val = RSIM_RESET_TIMEOUT_MS;
+        val = RDMA_SIM_RESET_TIMEOUT_MS;
         break;
     case A_RSIM_INTR_MASK:
         val = s->intr_mask;
@@ -309,7 +313,7 @@ static uint64_t rsim_regs_read(void *opaque, hwaddr addr, unsigned size)
         val = 1;
         break;
     case A_RSIM_CAP_MAX_QP ... A_RSIM_CAP_MAX_PKEYS:
-        val = rsim_cap_read(s, addr);
+        val = rdma_sim_cap_read(s, addr);
         break;
     case A_RSIM_AQ_BASE_LO:
         val = (uint32_t)s->aq_base;
@@ -357,11 +361,11 @@ static uint64_t rsim_regs_read(void *opaque, hwaddr addr, unsigned size)
 }
 
 /* Base and depth registers may only change while the device is disabled. */
-static bool rsim_config_writable(RdmaSimState *s, hwaddr addr)
+static bool rdma_sim_config_writable(RdmaSimState *s, hwaddr addr)
 {
     if (FIELD_EX32(s->dev_ctrl, RSIM_DEV_CTRL, ENABLE)) {
-        rsim_guest_error(s, "mmio", "write to 0x%" HWADDR_PRIx
-                         " while enabled (ignored)", addr);
+        rdma_sim_guest_error(s, "mmio", "write to 0x%" HWADDR_PRIx
+                             " while enabled (ignored)", addr);
         return false;
     }
     return true;
@@ -378,8 +382,8 @@ QEMU_BUILD_BUG_ON(A_RSIM_AQ_BASE_HI != A_RSIM_AQ_BASE_LO + 4 ||
                   A_RSIM_AEQ_BASE_HI != A_RSIM_AEQ_BASE_LO + 4 ||
                   A_RSIM_AEQ_DEPTH != A_RSIM_AEQ_BASE_LO + 8);
 
-static bool rsim_write_queue_config(RdmaSimState *s, hwaddr addr,
-                                    uint32_t val)
+static bool rdma_sim_write_queue_config(RdmaSimState *s, hwaddr addr,
+                                        uint32_t val)
 {
     const struct {
         hwaddr block;
@@ -395,7 +399,7 @@ static bool rsim_write_queue_config(RdmaSimState *s, hwaddr addr,
         if (addr < queues[i].block || addr > queues[i].block + 8) {
             continue;
         }
-        if (rsim_config_writable(s, addr)) {
+        if (rdma_sim_config_writable(s, addr)) {
             switch (addr - queues[i].block) {
             case 0:
                 *queues[i].base = deposit64(*queues[i].base, 0, 32, val);
@@ -417,102 +421,105 @@ static bool rsim_write_queue_config(RdmaSimState *s, hwaddr addr,
  * Unmasking a cause whose queue holds entries the driver has not consumed
  * signals at once, so nothing posted while masked goes unnoticed.
  */
-static void rsim_write_intr_mask(RdmaSimState *s, uint32_t val)
+static void rdma_sim_write_intr_mask(RdmaSimState *s, uint32_t val)
 {
     uint32_t unmasked = s->intr_mask & ~val;
 
     s->intr_mask = val & (R_RSIM_INTR_MASK_ADMIN_MASK |
                           R_RSIM_INTR_MASK_ASYNC_MASK);
-    if (rsim_ready(s) &&
+    if (rdma_sim_ready(s) &&
         (((unmasked & R_RSIM_INTR_MASK_ADMIN_MASK) &&
           s->acq_tail != s->acq_head) ||
          ((unmasked & R_RSIM_INTR_MASK_ASYNC_MASK) &&
           s->aeq_tail != s->aeq_head))) {
-        rsim_msix_notify(s, RSIM_MSIX_VECTOR_ADMIN);
+        rdma_sim_msix_notify(s, RSIM_MSIX_VECTOR_ADMIN);
     }
 }
 
-static void rsim_write_aq_tail(RdmaSimState *s, uint32_t val)
+static void rdma_sim_write_aq_tail(RdmaSimState *s, uint32_t val)
 {
-    if (!rsim_ready(s) || val >= s->aq_depth) {
-        rsim_guest_error(s, "admin", "AQ_TAIL %u (depth %u, ready %d) ignored",
-                         val, s->aq_depth, rsim_ready(s));
+    if (!rdma_sim_ready(s) || val >= s->aq_depth) {
+        rdma_sim_guest_error(s, "admin",
+                             "AQ_TAIL %u (depth %u, ready %d) ignored", val,
+                             s->aq_depth, rdma_sim_ready(s));
         return;
     }
     s->aq_tail = val;
-    rsim_admin_kick(s);
+    rdma_sim_admin_kick(s);
 }
 
-static void rsim_write_acq_head(RdmaSimState *s, uint32_t val)
+static void rdma_sim_write_acq_head(RdmaSimState *s, uint32_t val)
 {
-    if (!rsim_ready(s) || val >= s->acq_depth) {
-        rsim_guest_error(s, "admin", "ACQ_HEAD %u (depth %u) ignored",
-                         val, s->acq_depth);
+    if (!rdma_sim_ready(s) || val >= s->acq_depth) {
+        rdma_sim_guest_error(s, "admin", "ACQ_HEAD %u (depth %u) ignored",
+                             val, s->acq_depth);
         return;
     }
     s->acq_head = val;
-    rsim_admin_kick(s);
+    rdma_sim_admin_kick(s);
 }
 
-static void rsim_write_aeq_head(RdmaSimState *s, uint32_t val)
+static void rdma_sim_write_aeq_head(RdmaSimState *s, uint32_t val)
 {
-    if (!rsim_ready(s) || val >= s->aeq_depth) {
-        rsim_guest_error(s, "aeq", "AEQ_HEAD %u (depth %u) ignored",
-                         val, s->aeq_depth);
+    if (!rdma_sim_ready(s) || val >= s->aeq_depth) {
+        rdma_sim_guest_error(s, "aeq", "AEQ_HEAD %u (depth %u) ignored",
+                             val, s->aeq_depth);
         return;
     }
     s->aeq_head = val;
 }
 
-static void rsim_regs_write(void *opaque, hwaddr addr, uint64_t val64,
-                            unsigned size)
+static void rdma_sim_regs_write(void *opaque, hwaddr addr, uint64_t val64,
+                                unsigned size)
 {
     RdmaSimState *s = opaque;
     uint32_t val = val64;
 
     if (s->busy) {
-        rsim_guest_error(s, "mmio", "register write 0x%" HWADDR_PRIx
-                         " from the device's own DMA", addr);
+        rdma_sim_guest_error(s, "mmio", "register write 0x%" HWADDR_PRIx
+                             " from the device's own DMA", addr);
         return;
     }
     trace_rdma_sim_reg_write(addr, val);
     switch (addr) {
     case A_RSIM_DEV_CTRL:
-        rsim_write_dev_ctrl(s, val);
+        rdma_sim_write_dev_ctrl(s, val);
         break;
     case A_RSIM_INTR_MASK:
-        rsim_write_intr_mask(s, val);
+        rdma_sim_write_intr_mask(s, val);
         break;
     case A_RSIM_AQ_TAIL:
-        rsim_write_aq_tail(s, val);
+        rdma_sim_write_aq_tail(s, val);
         break;
     case A_RSIM_ACQ_HEAD:
-        rsim_write_acq_head(s, val);
+        rdma_sim_write_acq_head(s, val);
         break;
     case A_RSIM_AEQ_HEAD:
-        rsim_write_aeq_head(s, val);
+        rdma_sim_write_aeq_head(s, val);
         break;
     case A_RSIM_EQ_DB:
-        rsim_eq_doorbell(s, val);
+        rdma_sim_eq_doorbell(s, val);
         break;
     case A_RSIM_ETH_TX_DB:
-        rsim_eth_tx_doorbell(s, val);
+        rdma_sim_eth_tx_doorbell(s, val);
         break;
     case A_RSIM_ETH_RX_DB:
-        rsim_eth_rx_doorbell(s, val);
+        rdma_sim_eth_rx_doorbell(s, val);
         break;
     default:
-        if (!rsim_write_queue_config(s, addr, val)) {
-            rsim_guest_error(s, "mmio", "write 0x%x to read-only or "
-                             "unassigned register 0x%" HWADDR_PRIx, val, addr);
+        if (!rdma_sim_write_queue_config(s, addr, val)) {
+            rdma_sim_guest_error(s, "mmio",
+                                 "write 0x%x to read-only or "
+                                 "unassigned register 0x%" HWADDR_PRIx,
+                                 val, addr);
         }
         break;
     }
 }
 
-static const MemoryRegionOps rsim_regs_ops = {
-    .read = rsim_regs_read,
-    .write = rsim_regs_write,
+static const MemoryRegionOps rdma_sim_regs_ops = {
+    .read = rdma_sim_regs_read,
+    .write = rdma_sim_regs_write,
     .endianness = DEVICE_LITTLE_ENDIAN,
     .valid = {
         .min_access_size = 4,
@@ -529,87 +536,89 @@ static const MemoryRegionOps rsim_regs_ops = {
  * Doorbell pages: page 0 (the kernel's) may ring any object, page n only
  * objects created with db_page n.
  */
-static bool rsim_db_page_ok(RdmaSimState *s, unsigned page, unsigned owner,
-                            const char *what, uint32_t num)
+static bool rdma_sim_db_page_ok(RdmaSimState *s, unsigned page, unsigned owner,
+                                const char *what, uint32_t num)
 {
     if (page && page != owner) {
-        rsim_guest_error(s, "doorbell", "%s %u rung from page %u, owned by "
-                         "page %u", what, num, page, owner);
+        rdma_sim_guest_error(s, "doorbell", "%s %u rung from page %u, owned by "
+                             "page %u", what, num, page, owner);
         return false;
     }
     return true;
 }
 
-static void rsim_db_write(void *opaque, hwaddr addr, uint64_t val64,
-                          unsigned size)
+static void rdma_sim_db_write(void *opaque, hwaddr addr, uint64_t val64,
+                              unsigned size)
 {
     RdmaSimState *s = opaque;
     unsigned page = addr / RSIM_DB_PAGE_SIZE;
     uint32_t val = val64;
-    RsimQp *qp;
-    RsimCq *cq;
-    RsimSrq *srq;
+    RdmaSimQp *qp;
+    RdmaSimCq *cq;
+    RdmaSimSrq *srq;
 
     if (s->busy) {
-        rsim_guest_error(s, "doorbell", "write 0x%" HWADDR_PRIx
-                         " from the device's own DMA", addr);
+        rdma_sim_guest_error(s, "doorbell", "write 0x%" HWADDR_PRIx
+                             " from the device's own DMA", addr);
         return;
     }
-    if (!rsim_ready(s)) {
-        rsim_guest_error(s, "doorbell", "write 0x%" HWADDR_PRIx
-                         " while the device is not ready", addr);
+    if (!rdma_sim_ready(s)) {
+        rdma_sim_guest_error(s, "doorbell", "write 0x%" HWADDR_PRIx
+                             " while the device is not ready", addr);
         return;
     }
     trace_rdma_sim_doorbell(page, addr % RSIM_DB_PAGE_SIZE, val);
     switch (addr % RSIM_DB_PAGE_SIZE) {
     case A_RSIM_DB_SQ:
-        qp = rsim_qp_lookup(s, val);
+        qp = rdma_sim_qp_lookup(s, val);
         if (!qp) {
-            rsim_guest_error(s, "doorbell", "SQ doorbell for no QP %u", val);
-        } else if (rsim_db_page_ok(s, page, qp->db_page, "QP", val)) {
-            rsim_qp_sq_doorbell(s, qp);
+            rdma_sim_guest_error(s, "doorbell", "SQ doorbell for no QP %u",
+                                 val);
+        } else if (rdma_sim_db_page_ok(s, page, qp->db_page, "QP", val)) {
+            rdma_sim_qp_sq_doorbell(s, qp);
         }
         break;
     case A_RSIM_DB_RQ:
-        qp = rsim_qp_lookup(s, val);
+        qp = rdma_sim_qp_lookup(s, val);
         if (!qp) {
-            rsim_guest_error(s, "doorbell", "RQ doorbell for no QP %u", val);
-        } else if (rsim_db_page_ok(s, page, qp->db_page, "QP", val)) {
-            rsim_qp_rq_doorbell(s, qp);
+            rdma_sim_guest_error(s, "doorbell", "RQ doorbell for no QP %u",
+                                 val);
+        } else if (rdma_sim_db_page_ok(s, page, qp->db_page, "QP", val)) {
+            rdma_sim_qp_rq_doorbell(s, qp);
         }
         break;
     case A_RSIM_DB_SRQ:
-        srq = rsim_srq_lookup(s, val);
+        srq = rdma_sim_srq_lookup(s, val);
         if (!srq) {
-            rsim_guest_error(s, "doorbell", "doorbell for no SRQ %u", val);
+            rdma_sim_guest_error(s, "doorbell", "doorbell for no SRQ %u", val);
         } else {
-            rsim_db_page_ok(s, page, srq->db_page, "SRQ", val);
+            rdma_sim_db_page_ok(s, page, srq->db_page, "SRQ", val);
         }
         break;
     case A_RSIM_DB_CQ:
-        cq = rsim_cq_lookup(s, FIELD_EX32(val, RSIM_DB_CQ, CQN));
+        cq = rdma_sim_cq_lookup(s, FIELD_EX32(val, RSIM_DB_CQ, CQN));
         if (!cq) {
-            rsim_guest_error(s, "doorbell", "CQ doorbell for no CQ %u",
-                             FIELD_EX32(val, RSIM_DB_CQ, CQN));
-        } else if (rsim_db_page_ok(s, page, cq->db_page, "CQ", cq->cqn)) {
-            rsim_cq_arm(s, cq, FIELD_EX32(val, RSIM_DB_CQ, ARM));
+            rdma_sim_guest_error(s, "doorbell", "CQ doorbell for no CQ %u",
+                                 FIELD_EX32(val, RSIM_DB_CQ, CQN));
+        } else if (rdma_sim_db_page_ok(s, page, cq->db_page, "CQ", cq->cqn)) {
+            rdma_sim_cq_arm(s, cq, FIELD_EX32(val, RSIM_DB_CQ, ARM));
         }
         break;
     default:
-        rsim_guest_error(s, "doorbell", "write to unassigned doorbell 0x%"
-                         HWADDR_PRIx, addr);
+        rdma_sim_guest_error(s, "doorbell", "write to unassigned doorbell 0x%"
+                             HWADDR_PRIx, addr);
         break;
     }
 }
 
-static uint64_t rsim_db_read(void *opaque, hwaddr addr, unsigned size)
+static uint64_t rdma_sim_db_read(void *opaque, hwaddr addr, unsigned size)
 {
     return 0;
 }
 
-static const MemoryRegionOps rsim_db_ops = {
-    .read = rsim_db_read,
-    .write = rsim_db_write,
+static const MemoryRegionOps rdma_sim_db_ops = {
+    .read = rdma_sim_db_read,
+    .write = rdma_sim_db_write,
     .endianness = DEVICE_LITTLE_ENDIAN,
     .valid = {
         .min_access_size = 4,
@@ -622,18 +631,18 @@ static const MemoryRegionOps rsim_db_ops = {
     },
 };
 
-static bool rsim_check_props(RdmaSimState *s, Error **errp)
+static bool rdma_sim_check_props(RdmaSimState *s, Error **errp)
 {
-    const RsimProps *p = &s->props;
+    const RdmaSimProps *p = &s->props;
 
-    if (p->max_qp < 2 || p->max_qp > RSIM_MAX_QP_LIMIT) {
+    if (p->max_qp < 2 || p->max_qp > RDMA_SIM_MAX_QP_LIMIT) {
         error_setg(errp, "rdma-sim: max-qp must be 2..%u, not %u",
-                   RSIM_MAX_QP_LIMIT, p->max_qp);
+                   RDMA_SIM_MAX_QP_LIMIT, p->max_qp);
         return false;
     }
-    if (p->max_mr < 1 || p->max_mr > RSIM_MAX_MR_LIMIT) {
+    if (p->max_mr < 1 || p->max_mr > RDMA_SIM_MAX_MR_LIMIT) {
         error_setg(errp, "rdma-sim: max-mr must be 1..%u, not %u",
-                   RSIM_MAX_MR_LIMIT, p->max_mr);
+                   RDMA_SIM_MAX_MR_LIMIT, p->max_mr);
         return false;
     }
     if (!p->max_cq || p->max_cq > (1u << 24) || !p->max_pd ||
@@ -665,9 +674,9 @@ static bool rsim_check_props(RdmaSimState *s, Error **errp)
         return false;
     }
     if (RSIM_SEND_WQE_HDR_SIZE + MAX(p->max_inline, p->max_sge * 16) >
-        RSIM_MAX_ELEM_SIZE) {
+        RDMA_SIM_MAX_ELEM_SIZE) {
         error_setg(errp, "rdma-sim: max-inline and max-sge give send WQEs "
-                   "larger than %u bytes", RSIM_MAX_ELEM_SIZE);
+                   "larger than %u bytes", RDMA_SIM_MAX_ELEM_SIZE);
         return false;
     }
     if (!p->max_rd_atom || p->max_rd_atom > 128) {
@@ -675,9 +684,9 @@ static bool rsim_check_props(RdmaSimState *s, Error **errp)
                    p->max_rd_atom);
         return false;
     }
-    if (!p->db_pages || p->db_pages > RSIM_MAX_DB_PAGES) {
+    if (!p->db_pages || p->db_pages > RDMA_SIM_MAX_DB_PAGES) {
         error_setg(errp, "rdma-sim: db-pages must be 1..%u, not %u",
-                   RSIM_MAX_DB_PAGES, p->db_pages);
+                   RDMA_SIM_MAX_DB_PAGES, p->db_pages);
         return false;
     }
     if (p->tx_window < 4 || p->tx_window > 1024) {
@@ -691,50 +700,50 @@ static bool rsim_check_props(RdmaSimState *s, Error **errp)
                    "0..1000000");
         return false;
     }
-    if (p->msix_vectors < 2 || p->msix_vectors > RSIM_MAX_MSIX) {
+    if (p->msix_vectors < 2 || p->msix_vectors > RDMA_SIM_MAX_MSIX) {
         error_setg(errp, "rdma-sim: msix-vectors must be 2..%u, not %u",
-                   RSIM_MAX_MSIX, p->msix_vectors);
+                   RDMA_SIM_MAX_MSIX, p->msix_vectors);
         return false;
     }
     return true;
 }
 
-static void rsim_init_tables(RdmaSimState *s)
+static void rdma_sim_init_tables(RdmaSimState *s)
 {
-    const RsimProps *p = &s->props;
+    const RdmaSimProps *p = &s->props;
 
-    s->pds = g_new0(RsimPd, p->max_pd);
-    s->mrs = g_new0(RsimMr, p->max_mr);
-    s->ahs = g_new0(RsimAh, p->max_ah);
-    s->gids = g_new0(RsimGid, p->max_gid);
-    s->eqs = g_new0(RsimEq, p->msix_vectors - 1);
-    s->cqs = g_new0(RsimCq *, p->max_cq);
-    s->srqs = g_new0(RsimSrq *, p->max_srq);
-    s->qps = g_new0(RsimQp *, p->max_qp);
+    s->pds = g_new0(RdmaSimPd, p->max_pd);
+    s->mrs = g_new0(RdmaSimMr, p->max_mr);
+    s->ahs = g_new0(RdmaSimAh, p->max_ah);
+    s->gids = g_new0(RdmaSimGid, p->max_gid);
+    s->eqs = g_new0(RdmaSimEq, p->msix_vectors - 1);
+    s->cqs = g_new0(RdmaSimCq *, p->max_cq);
+    s->srqs = g_new0(RdmaSimSrq *, p->max_srq);
+    s->qps = g_new0(RdmaSimQp *, p->max_qp);
     for (uint32_t i = 0; i < p->msix_vectors - 1; i++) {
         QTAILQ_INIT(&s->eqs[i].waiting);
     }
 }
 
-static void rsim_realize(PCIDevice *pci, Error **errp)
+static void rdma_sim_realize(PCIDevice *pci, Error **errp)
 {
     RdmaSimState *s = RDMA_SIM(pci);
     uint32_t db_size;
 
-    if (!rsim_check_props(s, errp)) {
+    if (!rdma_sim_check_props(s, errp)) {
         return;
     }
     pci->config[PCI_INTERRUPT_PIN] = 0;
     pci_config_set_revision(pci->config, RSIM_PCI_REVISION);
 
-    memory_region_init_io(&s->regs_mr, OBJECT(s), &rsim_regs_ops, s,
+    memory_region_init_io(&s->regs_mr, OBJECT(s), &rdma_sim_regs_ops, s,
                           "rdma-sim-regs", RSIM_REGS_SIZE);
     pci_register_bar(pci, RSIM_BAR_REGS, PCI_BASE_ADDRESS_SPACE_MEMORY,
                      &s->regs_mr);
 
     /* BAR sizes must be powers of two */
     db_size = pow2ceil(s->props.db_pages) * RSIM_DB_PAGE_SIZE;
-    memory_region_init_io(&s->db_mr, OBJECT(s), &rsim_db_ops, s,
+    memory_region_init_io(&s->db_mr, OBJECT(s), &rdma_sim_db_ops, s,
                           "rdma-sim-doorbells", db_size);
     pci_register_bar(pci, RSIM_BAR_DOORBELL, PCI_BASE_ADDRESS_SPACE_MEMORY,
                      &s->db_mr);
@@ -747,20 +756,20 @@ static void rsim_realize(PCIDevice *pci, Error **errp)
         msix_vector_use(pci, i);
     }
 
-    rsim_init_tables(s);
-    rsim_admin_init(s);
-    rsim_transport_init(s);
-    rsim_net_init(s, errp);
-    rsim_reset_state(s);
+    rdma_sim_init_tables(s);
+    rdma_sim_admin_init(s);
+    rdma_sim_transport_init(s);
+    rdma_sim_net_init(s, errp);
+    rdma_sim_reset_state(s);
 }
 
-static void rsim_exit(PCIDevice *pci)
+static void rdma_sim_exit(PCIDevice *pci)
 {
     RdmaSimState *s = RDMA_SIM(pci);
 
-    rsim_reset_state(s);
-    rsim_net_cleanup(s);
-    rsim_transport_cleanup(s);
+    rdma_sim_reset_state(s);
+    rdma_sim_net_cleanup(s);
+    rdma_sim_transport_cleanup(s);
     qemu_bh_delete(s->admin_bh);
     msix_uninit_exclusive_bar(pci);
     g_free(s->pds);
@@ -773,12 +782,12 @@ static void rsim_exit(PCIDevice *pci)
     g_free(s->qps);
 }
 
-static void rsim_qdev_reset(DeviceState *dev)
+static void rdma_sim_qdev_reset(DeviceState *dev)
 {
-    rsim_reset_state(RDMA_SIM(dev));
+    rdma_sim_reset_state(RDMA_SIM(dev));
 }
 
-static Property rsim_properties[] = {
+static Property rdma_sim_properties[] = {
     DEFINE_NIC_PROPERTIES(RdmaSimState, conf),
     DEFINE_PROP_UINT32("max-qp", RdmaSimState, props.max_qp, 1024),
     DEFINE_PROP_UINT32("max-cq", RdmaSimState, props.max_cq, 1024),
@@ -806,7 +815,7 @@ static Property rsim_properties[] = {
 static const struct {
     const char *name;
     const char *desc;
-} rsim_prop_help[] = {
+} rdma_sim_prop_help[] = {
     { "max-qp", "QP table size; QPNs 2..max-qp-1 (QPN 1 is GSI), 2..1048576" },
     { "max-cq", "completion queues, 1..16777216" },
     { "max-srq", "shared receive queues, 1..16777216" },
@@ -837,19 +846,19 @@ static const struct {
       "same faults (0: a fixed default)" },
 };
 
-static const VMStateDescription rsim_vmstate = {
+static const VMStateDescription rdma_sim_vmstate = {
     .name = "rdma-sim",
     /* Migration of RDMA resources is future work: refuse it cleanly. */
     .unmigratable = 1,
 };
 
-static void rsim_class_init(ObjectClass *klass, void *data)
+static void rdma_sim_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
     PCIDeviceClass *pc = PCI_DEVICE_CLASS(klass);
 
-    pc->realize = rsim_realize;
-    pc->exit = rsim_exit;
+    pc->realize = rdma_sim_realize;
+    pc->exit = rdma_sim_exit;
     pc->vendor_id = RSIM_PCI_VENDOR_ID;
     pc->device_id = RSIM_PCI_DEVICE_ID;
     pc->subsystem_vendor_id = RSIM_PCI_SUBSYS_VENDOR_ID;
@@ -857,30 +866,30 @@ static void rsim_class_init(ObjectClass *klass, void *data)
     pc->revision = RSIM_PCI_REVISION;
     pc->class_id = PCI_CLASS_NETWORK_ETHERNET;
     dc->desc = "rdma-sim RoCEv2 RDMA NIC (Soft-RoCE compatible)";
-    dc->reset = rsim_qdev_reset;
-    dc->vmsd = &rsim_vmstate;
-    device_class_set_props(dc, rsim_properties);
-    for (size_t i = 0; i < ARRAY_SIZE(rsim_prop_help); i++) {
-        object_class_property_set_description(klass, rsim_prop_help[i].name,
-                                              rsim_prop_help[i].desc);
+    dc->reset = rdma_sim_qdev_reset;
+    dc->vmsd = &rdma_sim_vmstate;
+    device_class_set_props(dc, rdma_sim_properties);
+    for (size_t i = 0; i < ARRAY_SIZE(rdma_sim_prop_help); i++) {
+        object_class_property_set_description(klass, rdma_sim_prop_help[i].name,
+                                              rdma_sim_prop_help[i].desc);
     }
     set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
 }
 
-static const TypeInfo rsim_info = {
+static const TypeInfo rdma_sim_info = {
     .name = TYPE_RDMA_SIM,
     .parent = TYPE_PCI_DEVICE,
     .instance_size = sizeof(RdmaSimState),
-    .class_init = rsim_class_init,
+    .class_init = rdma_sim_class_init,
     .interfaces = (InterfaceInfo[]) {
         { INTERFACE_CONVENTIONAL_PCI_DEVICE },
         { },
     },
 };
 
-static void rsim_register_types(void)
+static void rdma_sim_register_types(void)
 {
-    type_register_static(&rsim_info);
+    type_register_static(&rdma_sim_info);
 }
 
-type_init(rsim_register_types)
+type_init(rdma_sim_register_types)

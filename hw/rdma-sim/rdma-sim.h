@@ -31,58 +31,58 @@
 OBJECT_DECLARE_SIMPLE_TYPE(RdmaSimState, RDMA_SIM)
 
 /* Hard limits of this model, beyond which properties are refused */
-#define RSIM_MAX_QP_LIMIT       (1u << 20)
-#define RSIM_MAX_MR_LIMIT       (1u << 24)
-#define RSIM_MAX_MSIX           32
-#define RSIM_MAX_DB_PAGES       1024
-#define RSIM_MAX_ELEM_SIZE      8192
-#define RSIM_MAX_EQ_DEPTH       4096
-#define RSIM_MAX_AQ_DEPTH       256
-#define RSIM_MAX_ETH_DEPTH      4096
-#define RSIM_MAX_PBL_L1         8192
-#define RSIM_MAX_PBL_ROOT       8192
-#define RSIM_MAX_FAST_REG_PAGES 512
-#define RSIM_MAX_MR_SIZE        (1ull << 34)
-#define RSIM_PAGE_SIZES         ((1u << 12) | (1u << 21) | (1u << 30))
-#define RSIM_ADMIN_TIMEOUT_MS   5000
-#define RSIM_RESET_TIMEOUT_MS   1000
+#define RDMA_SIM_MAX_QP_LIMIT   (1u << 20)
+#define RDMA_SIM_MAX_MR_LIMIT   (1u << 24)
+#define RDMA_SIM_MAX_MSIX       32
+#define RDMA_SIM_MAX_DB_PAGES   1024
+#define RDMA_SIM_MAX_ELEM_SIZE  8192
+#define RDMA_SIM_MAX_EQ_DEPTH   4096
+#define RDMA_SIM_MAX_AQ_DEPTH   256
+#define RDMA_SIM_MAX_ETH_DEPTH  4096
+#define RDMA_SIM_MAX_PBL_L1     8192
+#define RDMA_SIM_MAX_PBL_ROOT   8192
+#define RDMA_SIM_MAX_FAST_REG_PAGES 512
+#define RDMA_SIM_MAX_MR_SIZE    (1ull << 34)
+#define RDMA_SIM_PAGE_SIZES     ((1u << 12) | (1u << 21) | (1u << 30))
+#define RDMA_SIM_ADMIN_TIMEOUT_MS 5000
+#define RDMA_SIM_RESET_TIMEOUT_MS 1000
 
 typedef struct RdmaSimState RdmaSimState;
 
 /* A page list: how a ring or an MR maps onto guest memory */
-typedef struct RsimPageList {
+typedef struct RdmaSimPageList {
     uint64_t addr;              /* buffer (level 0), list or root */
     uint32_t npages;
     uint32_t fbo;
     uint8_t level;
     uint8_t page_shift;
-} RsimPageList;
+} RdmaSimPageList;
 
 /* A contiguous piece of guest memory found by translation */
-typedef struct RsimSeg {
+typedef struct RdmaSimSeg {
     dma_addr_t addr;
     uint64_t len;
-} RsimSeg;
+} RdmaSimSeg;
 
 /*
  * A Soft-RoCE format ring in guest memory.  The page list is resolved once
  * at creation into pages[] so that element accesses need no list walks.
  */
-typedef struct RsimRing {
-    RsimPageList pl;
+typedef struct RdmaSimRing {
+    RdmaSimPageList pl;
     dma_addr_t *pages;          /* npages entries; NULL for level 0 */
     uint64_t bytes;             /* header + elements */
     uint32_t depth;
     uint32_t mask;
     uint8_t log2_elem;
-} RsimRing;
+} RdmaSimRing;
 
-typedef struct RsimPd {
+typedef struct RdmaSimPd {
     bool valid;
     uint32_t refs;              /* QPs, SRQs, MRs, AHs */
-} RsimPd;
+} RdmaSimPd;
 
-typedef struct RsimMr {
+typedef struct RdmaSimMr {
     uint8_t state;              /* enum rsim_mr_state */
     bool phys;                  /* DMA MR: iova == guest address */
     bool fast_reg;              /* from ALLOC_STAG */
@@ -93,12 +93,12 @@ typedef struct RsimMr {
     uint64_t length;
     uint32_t max_pages;         /* fast registration list capacity */
     uint64_t fr_list;           /* fast registration list address */
-    RsimPageList pl;
-} RsimMr;
+    RdmaSimPageList pl;
+} RdmaSimMr;
 
-typedef struct RsimCq RsimCq;
+typedef struct RdmaSimCq RdmaSimCq;
 
-typedef struct RsimEq {
+typedef struct RdmaSimEq {
     bool valid;
     bool armed;
     uint32_t vector;
@@ -109,11 +109,11 @@ typedef struct RsimEq {
     bool phase;
     uint32_t refs;              /* CQs and Ethernet rings */
     /* CQs whose event waits for room in the ring */
-    QTAILQ_HEAD(, RsimCq) waiting;
+    QTAILQ_HEAD(, RdmaSimCq) waiting;
     bool eth_waiting[2];
-} RsimEq;
+} RdmaSimEq;
 
-struct RsimCq {
+struct RdmaSimCq {
     bool valid;
     uint32_t cqn;
     uint32_t eqn;
@@ -123,11 +123,11 @@ struct RsimCq {
     bool overflow_reported;
     uint32_t refs;              /* QPs */
     uint32_t prod;              /* device's producer index */
-    RsimRing ring;
-    QTAILQ_ENTRY(RsimCq) wait_link;
+    RdmaSimRing ring;
+    QTAILQ_ENTRY(RdmaSimCq) wait_link;
 };
 
-typedef struct RsimSrq {
+typedef struct RdmaSimSrq {
     bool valid;
     uint32_t srqn;
     uint32_t pdn;
@@ -136,23 +136,23 @@ typedef struct RsimSrq {
     uint32_t limit;
     uint32_t refs;              /* QPs */
     uint32_t cons;              /* device's consumer index */
-    RsimRing ring;
-} RsimSrq;
+    RdmaSimRing ring;
+} RdmaSimSrq;
 
-typedef struct RsimAh {
+typedef struct RdmaSimAh {
     bool valid;
     uint32_t pdn;
     struct rsim_av av;
-} RsimAh;
+} RdmaSimAh;
 
-typedef struct RsimGid {
+typedef struct RdmaSimGid {
     bool valid;
     uint8_t gid[16];
-} RsimGid;
+} RdmaSimGid;
 
-struct RsimXport;
+struct RdmaSimXport;
 
-typedef struct RsimQp {
+typedef struct RdmaSimQp {
     uint32_t qpn;
     uint8_t type;               /* enum rsim_qp_type */
     uint8_t state;              /* enum rsim_qp_state */
@@ -166,8 +166,8 @@ typedef struct RsimQp {
     uint8_t max_send_sge;
     uint8_t max_recv_sge;
     uint16_t max_inline;
-    RsimRing sq;
-    RsimRing rq;                /* unused with an SRQ */
+    RdmaSimRing sq;
+    RdmaSimRing rq;             /* unused with an SRQ */
     uint32_t sq_cons;           /* device's SQ consumer index */
     uint32_t rq_cons;           /* device's RQ consumer index */
 
@@ -190,15 +190,15 @@ typedef struct RsimQp {
     bool en_sqd_async_notify;
     struct rsim_av av;
 
-    struct RsimXport *x;        /* transport state, from RTR on */
+    struct RdmaSimXport *x;     /* transport state, from RTR on */
     bool on_work_list;
-    QTAILQ_ENTRY(RsimQp) work_link;
+    QTAILQ_ENTRY(RdmaSimQp) work_link;
     bool flow_blocked;          /* waits for the port's budget */
-    QTAILQ_ENTRY(RsimQp) flow_link;
-} RsimQp;
+    QTAILQ_ENTRY(RdmaSimQp) flow_link;
+} RdmaSimQp;
 
 /* One Ethernet descriptor ring of the port's net device */
-typedef struct RsimEthq {
+typedef struct RdmaSimEthq {
     bool valid;
     bool armed;
     uint32_t eqn;
@@ -206,9 +206,9 @@ typedef struct RsimEthq {
     uint32_t depth;
     uint32_t prod;              /* from the doorbell */
     uint32_t cons;              /* device's consumer index */
-} RsimEthq;
+} RdmaSimEthq;
 
-typedef struct RsimProps {
+typedef struct RdmaSimProps {
     uint32_t max_qp;
     uint32_t max_cq;
     uint32_t max_srq;
@@ -230,7 +230,7 @@ typedef struct RsimProps {
     uint32_t fault_reorder;
     uint32_t fault_corrupt;
     uint64_t fault_seed;
-} RsimProps;
+} RdmaSimProps;
 
 struct RdmaSimState {
     PCIDevice parent_obj;
@@ -240,7 +240,7 @@ struct RdmaSimState {
     MemoryRegion msix_mr;
     NICState *nic;
     NICConf conf;
-    RsimProps props;
+    RdmaSimProps props;
 
     /* registers */
     uint32_t dev_ctrl;
@@ -269,21 +269,21 @@ struct RdmaSimState {
     bool port_active;
 
     /* object tables */
-    RsimPd *pds;
-    RsimMr *mrs;
-    RsimAh *ahs;
-    RsimGid *gids;
-    RsimEq *eqs;
-    RsimCq **cqs;
-    RsimSrq **srqs;
-    RsimQp **qps;
+    RdmaSimPd *pds;
+    RdmaSimMr *mrs;
+    RdmaSimAh *ahs;
+    RdmaSimGid *gids;
+    RdmaSimEq *eqs;
+    RdmaSimCq **cqs;
+    RdmaSimSrq **srqs;
+    RdmaSimQp **qps;
     uint32_t next_qpn;          /* round-robin QPN allocation */
     uint32_t key_seed;          /* variant of the next new key */
-    RsimEthq ethq[2];
+    RdmaSimEthq ethq[2];
 
     /* transport engine (transport.c) */
     QEMUBH *xport_bh;
-    QTAILQ_HEAD(, RsimQp) work;         /* QPs with requester work */
+    QTAILQ_HEAD(, RdmaSimQp) work;      /* QPs with requester work */
     GQueue loop_frames;                 /* looped-back frames to receive */
     GByteArray *held_frame;             /* a frame held back to reorder */
     bool held_loop;                     /* ... addressed to this device */
@@ -294,7 +294,7 @@ struct RdmaSimState {
     uint64_t tx_cwnd;
     uint64_t tx_cwnd_acc;               /* acknowledged since it grew */
     int64_t tx_cut_ns;                  /* when it was last cut */
-    QTAILQ_HEAD(, RsimQp) tx_blocked;   /* QPs waiting for it */
+    QTAILQ_HEAD(, RdmaSimQp) tx_blocked; /* QPs waiting for it */
 
     uint64_t stats[RSIM_STAT_COUNT];
 };
@@ -303,95 +303,98 @@ struct RdmaSimState {
  * Report guest misbehaviour: a trace event with the details and a
  * LOG_GUEST_ERROR message; counted in the guest_errors statistic.
  */
-void rsim_guest_error(RdmaSimState *s, const char *what, const char *fmt, ...)
-    G_GNUC_PRINTF(3, 4);
+void rdma_sim_guest_error(RdmaSimState *s, const char *what, const char *fmt,
+                          ...) G_GNUC_PRINTF(3, 4);
 
 /* rdma-sim.c */
-bool rsim_ready(RdmaSimState *s);
-void rsim_set_fatal(RdmaSimState *s, enum rsim_fatal_reason reason);
-void rsim_msix_notify(RdmaSimState *s, unsigned vector);
-MemTxResult rsim_dma_read(RdmaSimState *s, dma_addr_t addr, void *buf,
-                          dma_addr_t len);
-MemTxResult rsim_dma_write(RdmaSimState *s, dma_addr_t addr, const void *buf,
-                           dma_addr_t len);
+bool rdma_sim_ready(RdmaSimState *s);
+void rdma_sim_set_fatal(RdmaSimState *s, enum rsim_fatal_reason reason);
+void rdma_sim_msix_notify(RdmaSimState *s, unsigned vector);
+MemTxResult rdma_sim_dma_read(RdmaSimState *s, dma_addr_t addr, void *buf,
+                              dma_addr_t len);
+MemTxResult rdma_sim_dma_write(RdmaSimState *s, dma_addr_t addr,
+                               const void *buf, dma_addr_t len);
 
 /* admin.c */
-void rsim_admin_init(RdmaSimState *s);
-void rsim_admin_kick(RdmaSimState *s);
-const char *rsim_cmd_name(unsigned opcode);
+void rdma_sim_admin_init(RdmaSimState *s);
+void rdma_sim_admin_kick(RdmaSimState *s);
+const char *rdma_sim_cmd_name(unsigned opcode);
 
 /* mr.c */
-enum rsim_status rsim_pl_check(RdmaSimState *s, const RsimPageList *pl,
-                               uint64_t length);
-enum rsim_status rsim_pl_map(RdmaSimState *s, const RsimPageList *pl,
-                             uint64_t offset, uint64_t len, RsimSeg *seg);
-enum rsim_status rsim_mr_check(RdmaSimState *s, uint32_t key, uint32_t pdn,
-                               uint32_t access, uint64_t iova, uint64_t len,
-                               RsimMr **mrp);
-enum rsim_status rsim_mr_map(RdmaSimState *s, const RsimMr *mr,
-                             uint64_t iova, uint64_t len, RsimSeg *seg);
-enum rsim_status rsim_mr_dma(RdmaSimState *s, uint32_t key, uint32_t pdn,
-                             uint32_t access, uint64_t iova, void *buf,
-                             uint64_t len, DMADirection dir);
-uint32_t rsim_new_key(RdmaSimState *s, uint32_t index, uint32_t old_key);
-void rsim_mr_reset(RdmaSimState *s);
+enum rsim_status rdma_sim_pl_check(RdmaSimState *s, const RdmaSimPageList *pl,
+                                   uint64_t length);
+enum rsim_status rdma_sim_pl_map(RdmaSimState *s, const RdmaSimPageList *pl,
+                                 uint64_t offset, uint64_t len,
+                                 RdmaSimSeg *seg);
+enum rsim_status rdma_sim_mr_check(RdmaSimState *s, uint32_t key, uint32_t pdn,
+                                   uint32_t access, uint64_t iova, uint64_t len,
+                                   RdmaSimMr **mrp);
+enum rsim_status rdma_sim_mr_map(RdmaSimState *s, const RdmaSimMr *mr,
+                                 uint64_t iova, uint64_t len, RdmaSimSeg *seg);
+enum rsim_status rdma_sim_mr_dma(RdmaSimState *s, uint32_t key, uint32_t pdn,
+                                 uint32_t access, uint64_t iova, void *buf,
+                                 uint64_t len, DMADirection dir);
+uint32_t rdma_sim_new_key(RdmaSimState *s, uint32_t index, uint32_t old_key);
+void rdma_sim_mr_reset(RdmaSimState *s);
 
 /* queue.c */
-enum rsim_status rsim_ring_init(RdmaSimState *s, RsimRing *ring,
-                                const struct rsim_queue_desc *d,
-                                uint32_t min_elem, uint32_t max_depth);
-void rsim_ring_free(RsimRing *ring);
-MemTxResult rsim_ring_rw(RdmaSimState *s, const RsimRing *ring,
-                         uint64_t offset, void *buf, uint64_t len,
-                         DMADirection dir);
-MemTxResult rsim_ring_read_index(RdmaSimState *s, const RsimRing *ring,
-                                 unsigned offset, uint32_t *index);
-MemTxResult rsim_ring_write_index(RdmaSimState *s, const RsimRing *ring,
-                                  unsigned offset, uint32_t index);
-MemTxResult rsim_ring_read_elem(RdmaSimState *s, const RsimRing *ring,
-                                uint32_t index, void *buf, uint32_t len);
-MemTxResult rsim_ring_write_elem(RdmaSimState *s, const RsimRing *ring,
-                                 uint32_t index, const void *buf,
-                                 uint32_t len);
-void rsim_aeq_post(RdmaSimState *s, enum rsim_event_type type,
-                   uint32_t object, uint64_t data);
-void rsim_eq_doorbell(RdmaSimState *s, uint32_t val);
-void rsim_eq_post_eth(RdmaSimState *s, unsigned kind);
-void rsim_eq_reset(RdmaSimState *s, RsimEq *eq);
-bool rsim_cq_post(RdmaSimState *s, RsimCq *cq, const struct rsim_cqe *cqe,
-                  bool solicited);
-void rsim_cq_arm(RdmaSimState *s, RsimCq *cq, unsigned arm);
-void rsim_cq_destroy(RdmaSimState *s, RsimCq *cq);
-RsimCq *rsim_cq_lookup(RdmaSimState *s, uint32_t cqn);
-RsimSrq *rsim_srq_lookup(RdmaSimState *s, uint32_t srqn);
-enum rsim_status rsim_ring_move(RdmaSimState *s, RsimRing *from,
-                                uint32_t from_cons, uint32_t from_prod,
-                                RsimRing *to);
+enum rsim_status rdma_sim_ring_init(RdmaSimState *s, RdmaSimRing *ring,
+                                    const struct rsim_queue_desc *d,
+                                    uint32_t min_elem, uint32_t max_depth);
+void rdma_sim_ring_free(RdmaSimRing *ring);
+MemTxResult rdma_sim_ring_rw(RdmaSimState *s, const RdmaSimRing *ring,
+                             uint64_t offset, void *buf, uint64_t len,
+                             DMADirection dir);
+MemTxResult rdma_sim_ring_read_index(RdmaSimState *s, const RdmaSimRing *ring,
+                                     unsigned offset, uint32_t *index);
+MemTxResult rdma_sim_ring_write_index(RdmaSimState *s, const RdmaSimRing *ring,
+                                      unsigned offset, uint32_t index);
+uint64_t rdma_sim_ring_elem_offset(const RdmaSimRing *ring, uint32_t index);
+MemTxResult rdma_sim_ring_read_elem(RdmaSimState *s, const RdmaSimRing *ring,
+                                    uint32_t index, void *buf, uint32_t len);
+MemTxResult rdma_sim_ring_write_elem(RdmaSimState *s, const RdmaSimRing *ring,
+                                     uint32_t index, const void *buf,
+                                     uint32_t len);
+void rdma_sim_aeq_post(RdmaSimState *s, enum rsim_event_type type,
+                       uint32_t object, uint64_t data);
+void rdma_sim_eq_doorbell(RdmaSimState *s, uint32_t val);
+void rdma_sim_eq_post_eth(RdmaSimState *s, unsigned kind);
+void rdma_sim_eq_reset(RdmaSimState *s, RdmaSimEq *eq);
+bool rdma_sim_cq_post(RdmaSimState *s, RdmaSimCq *cq,
+                      const struct rsim_cqe *cqe, bool solicited);
+void rdma_sim_cq_arm(RdmaSimState *s, RdmaSimCq *cq, unsigned arm);
+void rdma_sim_cq_destroy(RdmaSimState *s, RdmaSimCq *cq);
+RdmaSimCq *rdma_sim_cq_lookup(RdmaSimState *s, uint32_t cqn);
+RdmaSimSrq *rdma_sim_srq_lookup(RdmaSimState *s, uint32_t srqn);
+enum rsim_status rdma_sim_ring_move(RdmaSimState *s, RdmaSimRing *from,
+                                    uint32_t from_cons, uint32_t from_prod,
+                                    RdmaSimRing *to);
 
 /* qp.c */
-RsimQp *rsim_qp_lookup(RdmaSimState *s, uint32_t qpn);
-enum rsim_status rsim_qp_modify(RdmaSimState *s, RsimQp *qp,
-                                const struct rsim_qp_attr *attr,
-                                const char **why);
-void rsim_qp_query(RdmaSimState *s, RsimQp *qp, struct rsim_qp_attr *attr);
-void rsim_qp_destroy(RdmaSimState *s, RsimQp *qp);
-void rsim_qp_sq_doorbell(RdmaSimState *s, RsimQp *qp);
-void rsim_qp_rq_doorbell(RdmaSimState *s, RsimQp *qp);
-void rsim_qp_to_error(RdmaSimState *s, RsimQp *qp);
-void rsim_qp_flush(RdmaSimState *s, RsimQp *qp);
-const char *rsim_qp_state_name(unsigned state);
-uint32_t rsim_wc_opcode(uint32_t wr_opcode);
-enum rsim_status rsim_av_check(RdmaSimState *s, const struct rsim_av *av,
-                               const char **why);
+RdmaSimQp *rdma_sim_qp_lookup(RdmaSimState *s, uint32_t qpn);
+enum rsim_status rdma_sim_qp_modify(RdmaSimState *s, RdmaSimQp *qp,
+                                    const struct rsim_qp_attr *attr,
+                                    const char **why);
+void rdma_sim_qp_query(RdmaSimState *s, RdmaSimQp *qp,
+                       struct rsim_qp_attr *attr);
+void rdma_sim_qp_destroy(RdmaSimState *s, RdmaSimQp *qp);
+void rdma_sim_qp_sq_doorbell(RdmaSimState *s, RdmaSimQp *qp);
+void rdma_sim_qp_rq_doorbell(RdmaSimState *s, RdmaSimQp *qp);
+void rdma_sim_qp_to_error(RdmaSimState *s, RdmaSimQp *qp);
+void rdma_sim_qp_flush(RdmaSimState *s, RdmaSimQp *qp);
+const char *rdma_sim_qp_state_name(unsigned state);
+uint32_t rdma_sim_wc_opcode(uint32_t wr_opcode);
+enum rsim_status rdma_sim_av_check(RdmaSimState *s, const struct rsim_av *av,
+                                   const char **why);
 
 /* net.c */
-void rsim_net_init(RdmaSimState *s, Error **errp);
-void rsim_net_cleanup(RdmaSimState *s);
-void rsim_net_reset(RdmaSimState *s);
-void rsim_eth_tx_doorbell(RdmaSimState *s, uint32_t val);
-void rsim_eth_rx_doorbell(RdmaSimState *s, uint32_t val);
-void rsim_port_update(RdmaSimState *s, bool announce);
-void rsim_net_transmit(RdmaSimState *s, const uint8_t *frame, size_t len);
-uint8_t rsim_active_mtu(uint32_t eth_mtu);
+void rdma_sim_net_init(RdmaSimState *s, Error **errp);
+void rdma_sim_net_cleanup(RdmaSimState *s);
+void rdma_sim_net_reset(RdmaSimState *s);
+void rdma_sim_eth_tx_doorbell(RdmaSimState *s, uint32_t val);
+void rdma_sim_eth_rx_doorbell(RdmaSimState *s, uint32_t val);
+void rdma_sim_port_update(RdmaSimState *s, bool announce);
+void rdma_sim_net_transmit(RdmaSimState *s, const uint8_t *frame, size_t len);
+uint8_t rdma_sim_active_mtu(uint32_t eth_mtu);
 
 #endif /* HW_RDMA_SIM_H */

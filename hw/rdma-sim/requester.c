@@ -14,49 +14,49 @@
 #include "transport.h"
 #include "trace.h"
 
-static bool rsim_wr_is_send(uint32_t op)
+static bool rdma_sim_wr_is_send(uint32_t op)
 {
     return op == RSIM_WR_SEND || op == RSIM_WR_SEND_WITH_IMM ||
            op == RSIM_WR_SEND_WITH_INV;
 }
 
-static bool rsim_wr_is_write(uint32_t op)
+static bool rdma_sim_wr_is_write(uint32_t op)
 {
     return op == RSIM_WR_RDMA_WRITE || op == RSIM_WR_RDMA_WRITE_WITH_IMM ||
            op == RSIM_WR_ATOMIC_WRITE;
 }
 
-static bool rsim_wr_is_atomic(uint32_t op)
+static bool rdma_sim_wr_is_atomic(uint32_t op)
 {
     return op == RSIM_WR_ATOMIC_CMP_AND_SWP ||
            op == RSIM_WR_ATOMIC_FETCH_AND_ADD;
 }
 
-static bool rsim_wr_is_local(uint32_t op)
+static bool rdma_sim_wr_is_local(uint32_t op)
 {
     return op == RSIM_WR_LOCAL_INV || op == RSIM_WR_REG_MR;
 }
 
-static bool rsim_wr_needs_response(uint32_t op)
+static bool rdma_sim_wr_needs_response(uint32_t op)
 {
-    return op == RSIM_WR_RDMA_READ || rsim_wr_is_atomic(op);
+    return op == RSIM_WR_RDMA_READ || rdma_sim_wr_is_atomic(op);
 }
 
 /* Is this opcode allowed on this QP type? */
-static bool rsim_wr_valid(const RsimQp *qp, uint32_t op)
+static bool rdma_sim_wr_valid(const RdmaSimQp *qp, uint32_t op)
 {
     switch (qp->type) {
     case RSIM_QPT_RC:
-        return rsim_wr_is_send(op) || rsim_wr_is_write(op) ||
-               op == RSIM_WR_RDMA_READ || rsim_wr_is_atomic(op) ||
-               rsim_wr_is_local(op);
+        return rdma_sim_wr_is_send(op) || rdma_sim_wr_is_write(op) ||
+               op == RSIM_WR_RDMA_READ || rdma_sim_wr_is_atomic(op) ||
+               rdma_sim_wr_is_local(op);
     case RSIM_QPT_UC:
         return op == RSIM_WR_SEND || op == RSIM_WR_SEND_WITH_IMM ||
                op == RSIM_WR_RDMA_WRITE || op == RSIM_WR_RDMA_WRITE_WITH_IMM ||
-               rsim_wr_is_local(op);
+               rdma_sim_wr_is_local(op);
     default:
         return op == RSIM_WR_SEND || op == RSIM_WR_SEND_WITH_IMM ||
-               rsim_wr_is_local(op);
+               rdma_sim_wr_is_local(op);
     }
 }
 
@@ -64,18 +64,21 @@ static bool rsim_wr_valid(const RsimQp *qp, uint32_t op)
  * Read and validate the WQE at SQ index idx into w.  On a bad WQE, w is
  * marked done with an error status; the completer reports it in order.
  */
-static void rsim_req_fetch(RdmaSimState *s, RsimQp *qp, uint32_t idx,
-                           RsimWqe *w)
+static void rdma_sim_req_fetch(RdmaSimState *s, RdmaSimQp *qp, uint32_t idx,
+                               RdmaSimWqe *w)
 {
     struct rsim_send_wqe hdr;
     uint32_t avail = (1u << qp->sq.log2_elem) - RSIM_SEND_WQE_HDR_SIZE;
+    /* inline data or SGEs follow the header */
+    uint64_t data_off = rdma_sim_ring_elem_offset(&qp->sq, idx) +
+                        RSIM_SEND_WQE_HDR_SIZE;
     uint64_t total = 0;
 
     memset(w, 0, sizeof(*w));
     w->started = false;
-    if (rsim_ring_read_elem(s, &qp->sq, idx, &hdr, sizeof(hdr))) {
-        rsim_guest_error(s, "sq", "QP %u SQ element %u not readable",
-                         qp->qpn, idx);
+    if (rdma_sim_ring_read_elem(s, &qp->sq, idx, &hdr, sizeof(hdr))) {
+        rdma_sim_guest_error(s, "sq", "QP %u SQ element %u not readable",
+                             qp->qpn, idx);
         w->status = RSIM_WC_LOC_QP_OP_ERR;
         goto bad;
     }
@@ -84,13 +87,14 @@ static void rsim_req_fetch(RdmaSimState *s, RsimQp *qp, uint32_t idx,
     w->flags = le32_to_cpu(hdr.send_flags);
     w->signaled = qp->sig_all || (w->flags & RSIM_SEND_SIGNALED);
     memcpy(&w->ex, &hdr.ex, sizeof(w->ex));
-    if (!rsim_wr_valid(qp, w->opcode)) {
-        rsim_guest_error(s, "sq", "QP %u: opcode %u not valid for QP type %u",
-                         qp->qpn, w->opcode, qp->type);
+    if (!rdma_sim_wr_valid(qp, w->opcode)) {
+        rdma_sim_guest_error(s, "sq",
+                             "QP %u: opcode %u not valid for QP type %u",
+                             qp->qpn, w->opcode, qp->type);
         w->status = RSIM_WC_LOC_QP_OP_ERR;
         goto bad;
     }
-    if (rsim_wr_is_atomic(w->opcode)) {
+    if (rdma_sim_wr_is_atomic(w->opcode)) {
         w->remote_addr = le64_to_cpu(hdr.wr.atomic.remote_addr);
         w->rkey = le32_to_cpu(hdr.wr.atomic.rkey);
         w->compare_add = le64_to_cpu(hdr.wr.atomic.compare_add);
@@ -120,21 +124,19 @@ static void rsim_req_fetch(RdmaSimState *s, RsimQp *qp, uint32_t idx,
      */
     if (w->opcode == RSIM_WR_ATOMIC_WRITE ||
         ((w->flags & RSIM_SEND_INLINE) &&
-         (rsim_wr_is_send(w->opcode) || rsim_wr_is_write(w->opcode)))) {
+         (rdma_sim_wr_is_send(w->opcode) || rdma_sim_wr_is_write(w->opcode)))) {
         w->length = w->opcode == RSIM_WR_ATOMIC_WRITE ? 8 :
                     le32_to_cpu(hdr.dma.length);
         if (w->length > MAX(qp->max_inline, 8) || w->length > avail) {
-            rsim_guest_error(s, "sq", "QP %u: inline length %u above %u",
-                             qp->qpn, w->length, qp->max_inline);
+            rdma_sim_guest_error(s, "sq", "QP %u: inline length %u above %u",
+                                 qp->qpn, w->length, qp->max_inline);
             w->status = RSIM_WC_LOC_LEN_ERR;
             goto bad;
         }
         w->is_inline = true;
         if (w->length &&
-            rsim_ring_rw(s, &qp->sq, RSIM_QUEUE_DATA_OFFSET +
-                         ((uint64_t)(idx & qp->sq.mask) << qp->sq.log2_elem) +
-                         RSIM_SEND_WQE_HDR_SIZE, w->data, w->length,
-                         DMA_DIRECTION_TO_DEVICE)) {
+            rdma_sim_ring_rw(s, &qp->sq, data_off, w->data, w->length,
+                             DMA_DIRECTION_TO_DEVICE)) {
             w->status = RSIM_WC_LOC_QP_OP_ERR;
             goto bad;
         }
@@ -143,35 +145,33 @@ static void rsim_req_fetch(RdmaSimState *s, RsimQp *qp, uint32_t idx,
 
     w->num_sge = le32_to_cpu(hdr.dma.num_sge);
     if (w->num_sge > qp->max_send_sge) {
-        rsim_guest_error(s, "sq", "QP %u: %u SGEs, QP allows %u",
-                         qp->qpn, w->num_sge, qp->max_send_sge);
+        rdma_sim_guest_error(s, "sq", "QP %u: %u SGEs, QP allows %u",
+                             qp->qpn, w->num_sge, qp->max_send_sge);
         w->status = RSIM_WC_LOC_QP_OP_ERR;
         goto bad;
     }
     if (w->num_sge) {
         struct rsim_sge sge[64];
-        RsimSgl *sgl = (RsimSgl *)w->data;
-        uint32_t access = rsim_wr_needs_response(w->opcode) ?
+        RdmaSimSgl *sgl = (RdmaSimSgl *)w->data;
+        uint32_t access = rdma_sim_wr_needs_response(w->opcode) ?
                           RSIM_ACCESS_LOCAL_WRITE : RSIM_ACCESS_LOCAL_READ;
 
-        if (rsim_ring_rw(s, &qp->sq, RSIM_QUEUE_DATA_OFFSET +
-                         ((uint64_t)(idx & qp->sq.mask) << qp->sq.log2_elem) +
-                         RSIM_SEND_WQE_HDR_SIZE, sge,
-                         w->num_sge * sizeof(sge[0]),
-                         DMA_DIRECTION_TO_DEVICE)) {
+        if (rdma_sim_ring_rw(s, &qp->sq, data_off, sge,
+                             w->num_sge * sizeof(sge[0]),
+                             DMA_DIRECTION_TO_DEVICE)) {
             w->status = RSIM_WC_LOC_QP_OP_ERR;
             goto bad;
         }
         for (uint32_t i = 0; i < w->num_sge; i++) {
-            RsimMr *mr;
+            RdmaSimMr *mr;
 
             sgl[i].addr = le64_to_cpu(sge[i].addr);
             sgl[i].length = le32_to_cpu(sge[i].length);
             sgl[i].lkey = le32_to_cpu(sge[i].lkey);
             total += sgl[i].length;
             if (sgl[i].length &&
-                rsim_mr_check(s, sgl[i].lkey, qp->pdn, access, sgl[i].addr,
-                              sgl[i].length, &mr) != RSIM_STS_OK) {
+                rdma_sim_mr_check(s, sgl[i].lkey, qp->pdn, access, sgl[i].addr,
+                                  sgl[i].length, &mr) != RSIM_STS_OK) {
                 s->stats[RSIM_STAT_LOC_PROT_ERR]++;
                 w->status = RSIM_WC_LOC_PROT_ERR;
                 goto bad;
@@ -183,7 +183,7 @@ static void rsim_req_fetch(RdmaSimState *s, RsimQp *qp, uint32_t idx,
         goto bad;
     }
     w->length = total;
-    if (rsim_wr_is_atomic(w->opcode) && w->length < 8) {
+    if (rdma_sim_wr_is_atomic(w->opcode) && w->length < 8) {
         w->status = RSIM_WC_LOC_LEN_ERR;
         goto bad;
     }
@@ -197,11 +197,11 @@ bad:
 }
 
 /* Copy message bytes [off, off + n) of a WQE into buf. */
-enum rsim_status rsim_wqe_gather(RdmaSimState *s, RsimQp *qp,
-                                 const RsimWqe *w, uint32_t off,
-                                 uint8_t *buf, uint32_t n)
+enum rsim_status rdma_sim_wqe_gather(RdmaSimState *s, RdmaSimQp *qp,
+                                     const RdmaSimWqe *w, uint32_t off,
+                                     uint8_t *buf, uint32_t n)
 {
-    const RsimSgl *sgl = rsim_wqe_sgl(w);
+    const RdmaSimSgl *sgl = rdma_sim_wqe_sgl(w);
 
     if (w->is_inline) {
         memcpy(buf, w->data + off, n);
@@ -216,9 +216,9 @@ enum rsim_status rsim_wqe_gather(RdmaSimState *s, RsimQp *qp,
             continue;
         }
         chunk = MIN(n, sgl[i].length - off);
-        st = rsim_mr_dma(s, sgl[i].lkey, qp->pdn, RSIM_ACCESS_LOCAL_READ,
-                         sgl[i].addr + off, buf, chunk,
-                         DMA_DIRECTION_TO_DEVICE);
+        st = rdma_sim_mr_dma(s, sgl[i].lkey, qp->pdn, RSIM_ACCESS_LOCAL_READ,
+                             sgl[i].addr + off, buf, chunk,
+                             DMA_DIRECTION_TO_DEVICE);
         if (st != RSIM_STS_OK) {
             return st;
         }
@@ -229,9 +229,9 @@ enum rsim_status rsim_wqe_gather(RdmaSimState *s, RsimQp *qp,
     return RSIM_STS_OK;
 }
 
-static uint8_t rsim_send_opcode(const RsimWqe *w, bool first, bool last)
+static uint8_t rdma_sim_send_opcode(const RdmaSimWqe *w, bool first, bool last)
 {
-    bool write = rsim_wr_is_write(w->opcode);
+    bool write = rdma_sim_wr_is_write(w->opcode);
 
     if (first && last) {
         switch (w->opcode) {
@@ -273,11 +273,11 @@ static uint8_t rsim_send_opcode(const RsimWqe *w, bool first, bool last)
  * Send packet pkt of a SEND or WRITE.  A probe always asks for an ACK and
  * leaves the requester's own progress alone.
  */
-static bool rsim_req_send_packet_at(RdmaSimState *s, RsimQp *qp,
-                                    const RsimWqe *w, uint32_t pkt,
-                                    bool probe)
+static bool rdma_sim_req_send_packet_at(RdmaSimState *s, RdmaSimQp *qp,
+                                        const RdmaSimWqe *w, uint32_t pkt,
+                                        bool probe)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
     RoceFrame frame, *f = &frame;
     uint32_t off = pkt * x->mtu;
     uint32_t n = MIN(x->mtu, w->length - off);
@@ -286,7 +286,7 @@ static bool rsim_req_send_packet_at(RdmaSimState *s, RsimQp *qp,
     bool last = pkt == w->npkts - 1;
     bool uc = qp->type == RSIM_QPT_UC;
     /* UC numbers its opcodes like RC, in its own range */
-    uint8_t opcode = rsim_send_opcode(w, first, last) |
+    uint8_t opcode = rdma_sim_send_opcode(w, first, last) |
                      (uc ? ROCE_CLASS_UC : ROCE_CLASS_RC);
     uint16_t fl = roce_opcode_flags(opcode);
     /*
@@ -297,9 +297,9 @@ static bool rsim_req_send_packet_at(RdmaSimState *s, RsimQp *qp,
      */
     bool ackreq = !uc &&
                   (probe || last || x->pkts_since_ackreq + 1 >=
-                   MAX(1, MIN(RSIM_ACKREQ_INTERVAL,
-                              rsim_flow_window(s, qp) / 2)) ||
-                   rsim_flow_at_edge(s, qp, psn));
+                   MAX(1, MIN(RDMA_SIM_ACKREQ_INTERVAL,
+                              rdma_sim_flow_window(s, qp) / 2)) ||
+                   rdma_sim_flow_at_edge(s, qp, psn));
     bool se = last && (w->flags & RSIM_SEND_SOLICITED) &&
               w->opcode != RSIM_WR_RDMA_WRITE;
 
@@ -313,25 +313,26 @@ static bool rsim_req_send_packet_at(RdmaSimState *s, RsimQp *qp,
     if (fl & ROCE_F_IETH) {
         roce_put_u32(f, w->ex);
     }
-    if (n && rsim_wqe_gather(s, qp, w, off, roce_frame_put(f, n), n) !=
+    if (n && rdma_sim_wqe_gather(s, qp, w, off, roce_frame_put(f, n), n) !=
         RSIM_STS_OK) {
         return false;
     }
     roce_frame_finish(f, n);
-    rsim_xmit(s, f);
+    rdma_sim_xmit(s, f);
     if (!probe) {
         x->pkts_since_ackreq = ackreq ? 0 : x->pkts_since_ackreq + 1;
         if (!uc) {
-            rsim_flow_sent(s, qp, psn, 1, ackreq);
+            rdma_sim_flow_sent(s, qp, psn, 1, ackreq);
         }
     }
     return true;
 }
 
 /* Send packet w->next_pkt of a SEND or WRITE. */
-static bool rsim_req_send_packet(RdmaSimState *s, RsimQp *qp, RsimWqe *w)
+static bool rdma_sim_req_send_packet(RdmaSimState *s, RdmaSimQp *qp,
+                                     RdmaSimWqe *w)
 {
-    if (!rsim_req_send_packet_at(s, qp, w, w->next_pkt, false)) {
+    if (!rdma_sim_req_send_packet_at(s, qp, w, w->next_pkt, false)) {
         s->stats[RSIM_STAT_LOC_PROT_ERR]++;
         w->status = RSIM_WC_LOC_PROT_ERR;
         w->done = true;
@@ -345,32 +346,33 @@ static bool rsim_req_send_packet(RdmaSimState *s, RsimQp *qp, RsimWqe *w)
  * Send the packet with PSN psn again, as a probe (flow.c).  Only SEND and
  * WRITE packets can be probed: false for anything else.
  */
-bool rsim_req_probe(RdmaSimState *s, RsimQp *qp, uint32_t psn)
+bool rdma_sim_req_probe(RdmaSimState *s, RdmaSimQp *qp, uint32_t psn)
 {
-    RsimWqe *w = rsim_comp_find(qp, psn);
+    RdmaSimWqe *w = rdma_sim_comp_find(qp, psn);
 
     if (!w || w->opcode == RSIM_WR_RDMA_READ ||
-        rsim_wr_is_atomic(w->opcode) ||
+        rdma_sim_wr_is_atomic(w->opcode) ||
         roce_psn_cmp(psn, roce_psn_add(w->first_psn, w->next_pkt)) >= 0) {
         return false;
     }
-    return rsim_req_send_packet_at(s, qp, w, roce_psn_cmp(psn, w->first_psn),
-                                   true);
+    return rdma_sim_req_send_packet_at(s, qp, w,
+                                       roce_psn_cmp(psn, w->first_psn), true);
 }
 
 /* Packets of the next READ request of w (from w->next_pkt). */
-static uint32_t rsim_req_read_pkts(const RsimWqe *w)
+static uint32_t rdma_sim_req_read_pkts(const RdmaSimWqe *w)
 {
     return MIN(w->npkts - w->next_pkt, w->read_chunk);
 }
 
 /* Send the READ request for the next chunk of a READ WQE. */
-static void rsim_req_send_read(RdmaSimState *s, RsimQp *qp, RsimWqe *w)
+static void rdma_sim_req_send_read(RdmaSimState *s, RdmaSimQp *qp,
+                                   RdmaSimWqe *w)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
     RoceFrame frame, *f = &frame;
     uint32_t off = w->next_pkt * x->mtu;
-    uint32_t pkts = rsim_req_read_pkts(w);
+    uint32_t pkts = rdma_sim_req_read_pkts(w);
     uint32_t len = MIN((uint64_t)pkts * x->mtu, w->length - off);
     uint32_t psn = roce_psn_add(w->first_psn, w->next_pkt);
 
@@ -379,14 +381,15 @@ static void rsim_req_send_read(RdmaSimState *s, RsimQp *qp, RsimWqe *w)
                      qp->dest_qpn, psn);
     roce_put_reth(f, w->remote_addr + off, w->rkey, len);
     roce_frame_finish(f, 0);
-    rsim_xmit(s, f);
-    rsim_flow_sent(s, qp, psn, pkts, true);
+    rdma_sim_xmit(s, f);
+    rdma_sim_flow_sent(s, qp, psn, pkts, true);
     w->next_pkt += pkts;
 }
 
-static void rsim_req_send_atomic(RdmaSimState *s, RsimQp *qp, RsimWqe *w)
+static void rdma_sim_req_send_atomic(RdmaSimState *s, RdmaSimQp *qp,
+                                     RdmaSimWqe *w)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
     RoceFrame frame, *f = &frame;
     bool cas = w->opcode == RSIM_WR_ATOMIC_CMP_AND_SWP;
 
@@ -396,16 +399,16 @@ static void rsim_req_send_atomic(RdmaSimState *s, RsimQp *qp, RsimWqe *w)
     roce_put_atmeth(f, w->remote_addr, w->rkey,
                     cas ? w->swap : w->compare_add, cas ? w->compare_add : 0);
     roce_frame_finish(f, 0);
-    rsim_xmit(s, f);
-    rsim_flow_sent(s, qp, w->first_psn, 1, true);
+    rdma_sim_xmit(s, f);
+    rdma_sim_flow_sent(s, qp, w->first_psn, 1, true);
     w->next_pkt = 1;
 }
 
 /* LOCAL_INV: only fast-registration keys; the key must match. */
-static uint8_t rsim_local_inv(RdmaSimState *s, RsimQp *qp, uint32_t key)
+static uint8_t rdma_sim_local_inv(RdmaSimState *s, RdmaSimQp *qp, uint32_t key)
 {
     uint32_t index = RSIM_KEY_INDEX(key);
-    RsimMr *mr;
+    RdmaSimMr *mr;
 
     if (index >= s->props.max_mr) {
         return RSIM_WC_LOC_QP_OP_ERR;
@@ -420,21 +423,21 @@ static uint8_t rsim_local_inv(RdmaSimState *s, RsimQp *qp, uint32_t key)
 }
 
 /* REG_MR: make a FREE fast-registration key VALID with new attributes. */
-static uint8_t rsim_fast_reg(RdmaSimState *s, RsimQp *qp,
-                             const struct rsim_wr_reg *r)
+static uint8_t rdma_sim_fast_reg(RdmaSimState *s, RdmaSimQp *qp,
+                                 const struct rsim_wr_reg *r)
 {
     uint32_t key = le32_to_cpu(r->key);
     uint32_t access = le32_to_cpu(r->access);
     uint64_t iova = le64_to_cpu(r->iova);
     uint64_t length = le64_to_cpu(r->length);
-    RsimPageList pl = {
+    RdmaSimPageList pl = {
         .level = RSIM_PBL_LEVEL1,
         .npages = le32_to_cpu(r->npages),
         .fbo = le32_to_cpu(r->fbo),
         .page_shift = r->page_shift,
     };
     uint32_t index = RSIM_KEY_INDEX(key);
-    RsimMr *mr;
+    RdmaSimMr *mr;
 
     if (index >= s->props.max_mr) {
         return RSIM_WC_LOC_QP_OP_ERR;
@@ -447,7 +450,7 @@ static uint8_t rsim_fast_reg(RdmaSimState *s, RsimQp *qp,
         ((access & (RSIM_ACCESS_REMOTE_WRITE | RSIM_ACCESS_REMOTE_ATOMIC)) &&
          !(access & RSIM_ACCESS_LOCAL_WRITE)) ||
         (length && iova + length - 1 < iova) ||
-        rsim_pl_check(s, &pl, length) != RSIM_STS_OK) {
+        rdma_sim_pl_check(s, &pl, length) != RSIM_STS_OK) {
         return RSIM_WC_LOC_QP_OP_ERR;
     }
     mr->key = key;
@@ -462,20 +465,20 @@ static uint8_t rsim_fast_reg(RdmaSimState *s, RsimQp *qp,
 }
 
 /* Start a WQE: execute local operations, assign PSNs to the others. */
-static bool rsim_req_start(RdmaSimState *s, RsimQp *qp, RsimWqe *w)
+static bool rdma_sim_req_start(RdmaSimState *s, RdmaSimQp *qp, RdmaSimWqe *w)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
 
     if (w->done) {
         /* invalid WQE or REG_MR waiting for execution */
         if (w->opcode == RSIM_WR_REG_MR && !w->status) {
-            w->status = rsim_fast_reg(s, qp, &w->reg);
+            w->status = rdma_sim_fast_reg(s, qp, &w->reg);
         }
         w->started = true;
         return true;
     }
     if (w->opcode == RSIM_WR_LOCAL_INV) {
-        w->status = rsim_local_inv(s, qp, w->rkey);
+        w->status = rdma_sim_local_inv(s, qp, w->rkey);
         w->started = true;
         w->done = true;
         return true;
@@ -483,7 +486,7 @@ static bool rsim_req_start(RdmaSimState *s, RsimQp *qp, RsimWqe *w)
     if ((w->flags & RSIM_SEND_FENCE) && x->rd_atomic_out) {
         return false;
     }
-    if (rsim_wr_needs_response(w->opcode)) {
+    if (rdma_sim_wr_needs_response(w->opcode)) {
         if (x->rd_atomic_out >= MAX(qp->max_rd_atomic, 1)) {
             return false;
         }
@@ -495,7 +498,7 @@ static bool rsim_req_start(RdmaSimState *s, RsimQp *qp, RsimWqe *w)
         w->npkts = 1;           /* the datagram takes its PSN when sent */
         return true;
     }
-    w->npkts = rsim_wr_is_atomic(w->opcode) ? 1 :
+    w->npkts = rdma_sim_wr_is_atomic(w->opcode) ? 1 :
                MAX(1, DIV_ROUND_UP(w->length, x->mtu));
     /*
      * A READ is asked for in requests of at most one window of response
@@ -503,7 +506,7 @@ static bool rsim_req_start(RdmaSimState *s, RsimQp *qp, RsimWqe *w)
      * a larger burst would overflow the receiving host's socket buffer.
      * The responder handles each request as a READ of its own.
      */
-    w->read_chunk = rsim_flow_window(s, qp);
+    w->read_chunk = rdma_sim_flow_window(s, qp);
     w->first_psn = x->next_psn;
     x->next_psn = roce_psn_add(x->next_psn, w->npkts);
     return true;
@@ -515,11 +518,11 @@ static bool rsim_req_start(RdmaSimState *s, RsimQp *qp, RsimWqe *w)
  * responder has them, so they are not sent again.  Returns true when all
  * of w is acknowledged.  READ and atomic requests go by their responses.
  */
-static bool rsim_req_skip_acked(RsimXport *x, RsimWqe *w)
+static bool rdma_sim_req_skip_acked(RdmaSimXport *x, RdmaSimWqe *w)
 {
     int32_t acked;
 
-    if (rsim_wr_needs_response(w->opcode)) {
+    if (rdma_sim_wr_needs_response(w->opcode)) {
         return false;
     }
     acked = roce_psn_cmp(x->comp_psn, roce_psn_add(w->first_psn, w->next_pkt));
@@ -533,10 +536,10 @@ static bool rsim_req_skip_acked(RsimXport *x, RsimWqe *w)
  * Send what the window allows.  Returns true when the QP still has
  * packets to send that it could send now (the caller reschedules).
  */
-bool rsim_req_run(RdmaSimState *s, RsimQp *qp)
+bool rdma_sim_req_run(RdmaSimState *s, RdmaSimQp *qp)
 {
-    RsimXport *x = qp->x;
-    unsigned budget = RSIM_BURST;
+    RdmaSimXport *x = qp->x;
+    unsigned budget = RDMA_SIM_BURST;
     uint32_t prod;
     bool sent = false;
 
@@ -544,20 +547,20 @@ bool rsim_req_run(RdmaSimState *s, RsimQp *qp)
         return false;
     }
     /* READ responses the responder owes go first */
-    if (rsim_resp_run(s, qp, &budget)) {
+    if (rdma_sim_resp_run(s, qp, &budget)) {
         return true;
     }
     if ((qp->state != RSIM_QPS_RTS && qp->state != RSIM_QPS_SQD) ||
         x->rnr_wait || x->req_error) {
         return false;
     }
-    if (rsim_ring_read_index(s, &qp->sq, RSIM_QUEUE_PROD_OFFSET, &prod)) {
-        rsim_guest_error(s, "sq", "QP %u SQ header not readable", qp->qpn);
-        rsim_fail_qp(s, qp, RSIM_EV_QP_FATAL);
+    if (rdma_sim_ring_read_index(s, &qp->sq, RSIM_QUEUE_PROD_OFFSET, &prod)) {
+        rdma_sim_guest_error(s, "sq", "QP %u SQ header not readable", qp->qpn);
+        rdma_sim_fail_qp(s, qp, RSIM_EV_QP_FATAL);
         return false;
     }
     while (budget) {
-        RsimWqe *w;
+        RdmaSimWqe *w;
 
         if (x->req_idx == x->fetched) {
             /* a new WQE: room in the private window, and not draining */
@@ -565,12 +568,12 @@ bool rsim_req_run(RdmaSimState *s, RsimQp *qp)
                 ((x->fetched - qp->sq_cons) & qp->sq.mask) >= x->nslots) {
                 break;
             }
-            rsim_req_fetch(s, qp, x->fetched, rsim_slot(x, x->fetched));
+            rdma_sim_req_fetch(s, qp, x->fetched, rdma_sim_slot(x, x->fetched));
             x->fetched = (x->fetched + 1) & qp->sq.mask;
         }
-        w = rsim_slot(x, x->req_idx);
+        w = rdma_sim_slot(x, x->req_idx);
         if (!w->started &&
-            (qp->state == RSIM_QPS_SQD || !rsim_req_start(s, qp, w))) {
+            (qp->state == RSIM_QPS_SQD || !rdma_sim_req_start(s, qp, w))) {
             break;
         }
         if (w->done) {
@@ -582,10 +585,10 @@ bool rsim_req_run(RdmaSimState *s, RsimQp *qp)
             x->req_idx = (x->req_idx + 1) & qp->sq.mask;
             if (w->status && qp->type == RSIM_QPT_RC) {
                 x->req_error = true;
-                rsim_comp_run(s, qp);
+                rdma_sim_comp_run(s, qp);
                 break;
             }
-            rsim_comp_run(s, qp);
+            rdma_sim_comp_run(s, qp);
             continue;
         }
         if (w->next_pkt >= w->npkts) {
@@ -594,12 +597,12 @@ bool rsim_req_run(RdmaSimState *s, RsimQp *qp)
         }
         if (qp->type == RSIM_QPT_UD || qp->type == RSIM_QPT_GSI) {
             /* a datagram: sent once, complete at once */
-            w->status = rsim_ud_send(s, qp, w);
+            w->status = rdma_sim_ud_send(s, qp, w);
             w->next_pkt = w->npkts;
             w->done = true;
             x->req_idx = (x->req_idx + 1) & qp->sq.mask;
             budget--;
-            rsim_comp_run(s, qp);
+            rdma_sim_comp_run(s, qp);
             continue;
         }
         /*
@@ -608,41 +611,41 @@ bool rsim_req_run(RdmaSimState *s, RsimQp *qp)
          */
         if (qp->type == RSIM_QPT_RC) {
             uint32_t pkts = w->opcode == RSIM_WR_RDMA_READ ?
-                            rsim_req_read_pkts(w) : 1;
+                            rdma_sim_req_read_pkts(w) : 1;
 
-            if (rsim_req_skip_acked(x, w)) {
+            if (rdma_sim_req_skip_acked(x, w)) {
                 /* all of it arrived: nothing to send again */
                 x->req_idx = (x->req_idx + 1) & qp->sq.mask;
-                rsim_comp_run(s, qp);
+                rdma_sim_comp_run(s, qp);
                 continue;
             }
             if (roce_psn_cmp(roce_psn_add(w->first_psn,
                                           w->next_pkt + pkts - 1),
                              x->comp_psn) >= (int32_t)x->window ||
-                !rsim_flow_may_send(s, qp, pkts)) {
-                rsim_flow_stopped(s, qp);
+                !rdma_sim_flow_may_send(s, qp, pkts)) {
+                rdma_sim_flow_stopped(s, qp);
                 break;
             }
         }
         if (w->opcode == RSIM_WR_RDMA_READ) {
-            rsim_req_send_read(s, qp, w);
-        } else if (rsim_wr_is_atomic(w->opcode)) {
-            rsim_req_send_atomic(s, qp, w);
-        } else if (!rsim_req_send_packet(s, qp, w)) {
+            rdma_sim_req_send_read(s, qp, w);
+        } else if (rdma_sim_wr_is_atomic(w->opcode)) {
+            rdma_sim_req_send_atomic(s, qp, w);
+        } else if (!rdma_sim_req_send_packet(s, qp, w)) {
             x->req_error = true;
-            rsim_comp_run(s, qp);
+            rdma_sim_comp_run(s, qp);
             break;
         } else if (qp->type == RSIM_QPT_UC && w->next_pkt == w->npkts) {
             /* unreliable: done once sent, nothing to wait for */
             w->done = true;
             x->comp_psn = x->next_psn;
-            rsim_comp_run(s, qp);
+            rdma_sim_comp_run(s, qp);
         }
         sent = true;
         budget--;
     }
     if (sent) {
-        rsim_retry_timer_update(s, qp);
+        rdma_sim_retry_timer_update(s, qp);
     }
     return budget == 0;
 }
@@ -651,14 +654,14 @@ bool rsim_req_run(RdmaSimState *s, RsimQp *qp)
  * Go back to psn: the next packet sent is the one with that PSN, and every
  * started WQE after it is sent again in full.
  */
-void rsim_req_restart(RdmaSimState *s, RsimQp *qp, uint32_t psn)
+void rdma_sim_req_restart(RdmaSimState *s, RdmaSimQp *qp, uint32_t psn)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
     bool found = false;
 
     for (uint32_t idx = qp->sq_cons; idx != x->fetched;
          idx = (idx + 1) & qp->sq.mask) {
-        RsimWqe *w = rsim_slot(x, idx);
+        RdmaSimWqe *w = rdma_sim_slot(x, idx);
 
         if (!w->started) {
             break;
@@ -675,7 +678,7 @@ void rsim_req_restart(RdmaSimState *s, RsimQp *qp, uint32_t psn)
                  * timer goes back to it): the requester moves past it, and
                  * the completer must see it as sent or it never finishes.
                  */
-                if (!rsim_wr_needs_response(w->opcode)) {
+                if (!rdma_sim_wr_needs_response(w->opcode)) {
                     w->next_pkt = w->npkts;
                 }
                 continue;
@@ -702,19 +705,19 @@ void rsim_req_restart(RdmaSimState *s, RsimQp *qp, uint32_t psn)
         }
     }
     if (found) {
-        RsimWqe *w = rsim_slot(x, x->req_idx);
+        RdmaSimWqe *w = rdma_sim_slot(x, x->req_idx);
 
         x->pkts_since_ackreq = 0;
-        rsim_flow_restart(s, qp, roce_psn_add(w->first_psn, w->next_pkt));
+        rdma_sim_flow_restart(s, qp, roce_psn_add(w->first_psn, w->next_pkt));
         trace_rdma_sim_req_restart(qp->qpn, psn);
-        rsim_qp_schedule(s, qp);
+        rdma_sim_qp_schedule(s, qp);
     }
 }
 
 /* Does the requester wait for acknowledgements or responses? */
-uint32_t rsim_req_outstanding(RsimQp *qp)
+uint32_t rdma_sim_req_outstanding(RdmaSimQp *qp)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
 
     if (!x || qp->type != RSIM_QPT_RC) {
         return 0;               /* only RC waits for acknowledgements */

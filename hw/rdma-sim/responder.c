@@ -17,9 +17,9 @@
 #include "transport.h"
 #include "trace.h"
 
-static void rsim_resp_send_aeth(RdmaSimState *s, RsimQp *qp, uint8_t opcode,
-                                uint8_t syndrome, uint32_t psn,
-                                const uint64_t *orig)
+static void rdma_sim_resp_send_aeth(RdmaSimState *s, RdmaSimQp *qp,
+                                    uint8_t opcode, uint8_t syndrome,
+                                    uint32_t psn, const uint64_t *orig)
 {
     RoceFrame frame;
 
@@ -30,40 +30,41 @@ static void rsim_resp_send_aeth(RdmaSimState *s, RsimQp *qp, uint8_t opcode,
         roce_put_u64(&frame, *orig);
     }
     roce_frame_finish(&frame, 0);
-    rsim_xmit(s, &frame);
+    rdma_sim_xmit(s, &frame);
 }
 
 /*
  * Acknowledge everything up to psn.  ACKs are coalesced: the bottom half
  * sends one for the newest PSN after the frames that arrived together.
  */
-static void rsim_resp_ack(RdmaSimState *s, RsimQp *qp, uint32_t psn)
+static void rdma_sim_resp_ack(RdmaSimState *s, RdmaSimQp *qp, uint32_t psn)
 {
     if (qp->type == RSIM_QPT_UC) {
         return;                 /* UC has no acknowledgements */
     }
     qp->x->ack_psn = psn;
     qp->x->ack_pending = true;
-    rsim_qp_schedule(s, qp);
+    rdma_sim_qp_schedule(s, qp);
 }
 
-static void rsim_resp_nak(RdmaSimState *s, RsimQp *qp, uint8_t syndrome,
-                          uint32_t psn)
+static void rdma_sim_resp_nak(RdmaSimState *s, RdmaSimQp *qp, uint8_t syndrome,
+                              uint32_t psn)
 {
     trace_rdma_sim_nak_sent(qp->qpn, psn, syndrome);
-    rsim_resp_send_aeth(s, qp, ROCE_RC_ACK, syndrome, psn, NULL);
+    rdma_sim_resp_send_aeth(s, qp, ROCE_RC_ACK, syndrome, psn, NULL);
 }
 
 /*
  * UC: drop the rest of the current message; the next message starts
  * afresh (a receive WQE in use is kept for it).
  */
-static void rsim_resp_uc_drop(RdmaSimState *s, RsimQp *qp, const char *why)
+static void rdma_sim_resp_uc_drop(RdmaSimState *s, RdmaSimQp *qp,
+                                  const char *why)
 {
     s->stats[RSIM_STAT_RX_DROP_NO_QP]++;
     trace_rdma_sim_rx_drop(qp->qpn, 0, why);
     qp->x->uc_drop = true;
-    qp->x->msg = RSIM_RESP_IDLE;
+    qp->x->msg = RDMA_SIM_RESP_IDLE;
 }
 
 /*
@@ -71,21 +72,21 @@ static void rsim_resp_uc_drop(RdmaSimState *s, RsimQp *qp, const char *why)
  * belongs to.  A first packet always starts a new message.  Returns
  * whether the packet is to be executed.
  */
-static bool rsim_resp_uc_sequence(RdmaSimState *s, RsimQp *qp,
-                                  const RocePkt *pkt)
+static bool rdma_sim_resp_uc_sequence(RdmaSimState *s, RdmaSimQp *qp,
+                                      const RocePkt *pkt)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
 
     if (pkt->psn == x->epsn && !x->uc_drop) {
         return true;
     }
     if (pkt->flags & ROCE_F_FIRST) {
-        x->msg = RSIM_RESP_IDLE;
+        x->msg = RDMA_SIM_RESP_IDLE;
         x->uc_drop = false;
         x->epsn = pkt->psn;
         return true;
     }
-    rsim_resp_uc_drop(s, qp, "UC packet out of sequence");
+    rdma_sim_resp_uc_drop(s, qp, "UC packet out of sequence");
     x->epsn = roce_psn_add(pkt->psn, 1);
     return false;
 }
@@ -95,12 +96,12 @@ static bool rsim_resp_uc_sequence(RdmaSimState *s, RsimQp *qp,
  */
 
 /* SRQ below its armed limit: report once and disarm. */
-static void rsim_srq_check_limit(RdmaSimState *s, RsimSrq *srq,
-                                 uint32_t prod)
+static void rdma_sim_srq_check_limit(RdmaSimState *s, RdmaSimSrq *srq,
+                                     uint32_t prod)
 {
     if (srq->limit && ((prod - srq->cons) & srq->ring.mask) < srq->limit) {
         srq->limit = 0;
-        rsim_aeq_post(s, RSIM_EV_SRQ_LIMIT, srq->srqn, 0);
+        rdma_sim_aeq_post(s, RSIM_EV_SRQ_LIMIT, srq->srqn, 0);
     }
 }
 
@@ -109,12 +110,12 @@ static void rsim_srq_check_limit(RdmaSimState *s, RsimSrq *srq,
  * of the RQ (consumed when the message completes) or one taken from the
  * SRQ.
  */
-enum rsim_rwqe_result rsim_resp_get_rwqe(RdmaSimState *s, RsimQp *qp)
+enum rdma_sim_rwqe_result rdma_sim_resp_get_rwqe(RdmaSimState *s, RdmaSimQp *qp)
 {
-    RsimXport *x = qp->x;
-    RsimSrq *srq = qp->srqn != RSIM_NO_SRQ ? rsim_srq_lookup(s, qp->srqn)
+    RdmaSimXport *x = qp->x;
+    RdmaSimSrq *srq = qp->srqn != RSIM_NO_SRQ ? rdma_sim_srq_lookup(s, qp->srqn)
                                            : NULL;
-    RsimRing *ring = srq ? &srq->ring : &qp->rq;
+    RdmaSimRing *ring = srq ? &srq->ring : &qp->rq;
     uint32_t cons = srq ? srq->cons : qp->rq_cons;
     uint32_t max_sge = srq ? srq->max_sge : qp->max_recv_sge;
     struct rsim_recv_wqe hdr;
@@ -122,30 +123,29 @@ enum rsim_rwqe_result rsim_resp_get_rwqe(RdmaSimState *s, RsimQp *qp)
     uint32_t prod;
 
     if (x->have_rwqe) {
-        return RSIM_RWQE_OK;
+        return RDMA_SIM_RWQE_OK;
     }
     if (qp->srqn != RSIM_NO_SRQ && !srq) {
-        return RSIM_RWQE_BAD;
+        return RDMA_SIM_RWQE_BAD;
     }
-    if (rsim_ring_read_index(s, ring, RSIM_QUEUE_PROD_OFFSET, &prod)) {
-        return RSIM_RWQE_BAD;
+    if (rdma_sim_ring_read_index(s, ring, RSIM_QUEUE_PROD_OFFSET, &prod)) {
+        return RDMA_SIM_RWQE_BAD;
     }
     if (cons == prod) {
-        return RSIM_RWQE_NONE;
+        return RDMA_SIM_RWQE_NONE;
     }
-    if (rsim_ring_read_elem(s, ring, cons, &hdr, sizeof(hdr))) {
-        return RSIM_RWQE_BAD;
+    if (rdma_sim_ring_read_elem(s, ring, cons, &hdr, sizeof(hdr))) {
+        return RDMA_SIM_RWQE_BAD;
     }
     x->rwqe_nsge = le32_to_cpu(hdr.dma.num_sge);
     if (x->rwqe_nsge > max_sge ||
-        rsim_ring_rw(s, ring, RSIM_QUEUE_DATA_OFFSET +
-                     ((uint64_t)cons << ring->log2_elem) +
-                     RSIM_RECV_WQE_HDR_SIZE, sge,
-                     x->rwqe_nsge * sizeof(sge[0]),
-                     DMA_DIRECTION_TO_DEVICE)) {
-        rsim_guest_error(s, "rq", "QP %u: receive WQE %u malformed",
-                         qp->qpn, cons);
-        return RSIM_RWQE_BAD;
+        rdma_sim_ring_rw(s, ring, rdma_sim_ring_elem_offset(ring, cons) +
+                         RSIM_RECV_WQE_HDR_SIZE, sge,
+                         x->rwqe_nsge * sizeof(sge[0]),
+                         DMA_DIRECTION_TO_DEVICE)) {
+        rdma_sim_guest_error(s, "rq", "QP %u: receive WQE %u malformed",
+                             qp->qpn, cons);
+        return RDMA_SIM_RWQE_BAD;
     }
     for (uint32_t i = 0; i < x->rwqe_nsge; i++) {
         x->rwqe_sge[i].addr = le64_to_cpu(sge[i].addr);
@@ -159,23 +159,23 @@ enum rsim_rwqe_result rsim_resp_get_rwqe(RdmaSimState *s, RsimQp *qp)
     x->have_rwqe = true;
     if (srq) {
         srq->cons = (srq->cons + 1) & srq->ring.mask;
-        if (rsim_ring_write_index(s, &srq->ring, RSIM_QUEUE_CONS_OFFSET,
-                                  srq->cons)) {
-            rsim_aeq_post(s, RSIM_EV_SRQ_ERR, srq->srqn, 0);
+        if (rdma_sim_ring_write_index(s, &srq->ring, RSIM_QUEUE_CONS_OFFSET,
+                                      srq->cons)) {
+            rdma_sim_aeq_post(s, RSIM_EV_SRQ_ERR, srq->srqn, 0);
         }
-        rsim_srq_check_limit(s, srq, prod);
+        rdma_sim_srq_check_limit(s, srq, prod);
     }
-    return RSIM_RWQE_OK;
+    return RDMA_SIM_RWQE_OK;
 }
 
 /* Complete the current receive WQE; false if the CQ is full. */
-static bool rsim_resp_complete_from(RdmaSimState *s, RsimQp *qp,
-                                    uint8_t status, uint32_t opcode,
-                                    uint32_t byte_len, uint32_t ex,
-                                    uint32_t wc_flags, bool se,
-                                    uint32_t src_qp)
+static bool rdma_sim_resp_complete_from(RdmaSimState *s, RdmaSimQp *qp,
+                                        uint8_t status, uint32_t opcode,
+                                        uint32_t byte_len, uint32_t ex,
+                                        uint32_t wc_flags, bool se,
+                                        uint32_t src_qp)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
     struct rsim_cqe cqe = {
         .wr_id = x->rwqe_id,
         .status = cpu_to_le32(status),
@@ -188,51 +188,53 @@ static bool rsim_resp_complete_from(RdmaSimState *s, RsimQp *qp,
         .port_num = 1,
     };
 
-    if (!rsim_complete(s, qp, rsim_cq_lookup(s, qp->recv_cqn), &cqe, se)) {
+    if (!rdma_sim_complete(s, qp, rdma_sim_cq_lookup(s, qp->recv_cqn), &cqe,
+                           se)) {
         return false;
     }
     x->have_rwqe = false;
     if (!x->rwqe_from_srq) {
         qp->rq_cons = (qp->rq_cons + 1) & qp->rq.mask;
-        rsim_ring_write_index(s, &qp->rq, RSIM_QUEUE_CONS_OFFSET,
-                              qp->rq_cons);
+        rdma_sim_ring_write_index(s, &qp->rq, RSIM_QUEUE_CONS_OFFSET,
+                                  qp->rq_cons);
     }
     return true;
 }
 
 /* ... for a connected QP: the sender is the peer QP */
-static bool rsim_resp_complete(RdmaSimState *s, RsimQp *qp, uint8_t status,
-                               uint32_t opcode, uint32_t byte_len,
-                               uint32_t ex, uint32_t wc_flags, bool se)
+static bool rdma_sim_resp_complete(RdmaSimState *s, RdmaSimQp *qp,
+                                   uint8_t status, uint32_t opcode,
+                                   uint32_t byte_len, uint32_t ex,
+                                   uint32_t wc_flags, bool se)
 {
-    return rsim_resp_complete_from(s, qp, status, opcode, byte_len, ex,
-                                   wc_flags, se, qp->dest_qpn);
+    return rdma_sim_resp_complete_from(s, qp, status, opcode, byte_len, ex,
+                                       wc_flags, se, qp->dest_qpn);
 }
 
 /* ... for a datagram: the length placed so far, from src_qp */
-void rsim_resp_finish_ud(RdmaSimState *s, RsimQp *qp, uint8_t status,
-                         uint32_t src_qp, uint32_t ex, uint32_t wc_flags,
-                         bool se)
+void rdma_sim_resp_finish_ud(RdmaSimState *s, RdmaSimQp *qp, uint8_t status,
+                             uint32_t src_qp, uint32_t ex, uint32_t wc_flags,
+                             bool se)
 {
-    rsim_resp_complete_from(s, qp, status, RSIM_WC_RECV, qp->x->recv_len,
-                            ex, wc_flags, se, src_qp);
+    rdma_sim_resp_complete_from(s, qp, status, RSIM_WC_RECV, qp->x->recv_len,
+                                ex, wc_flags, se, src_qp);
 }
 
 /* Can the receive CQ take one more completion? */
-bool rsim_resp_cq_room(RdmaSimState *s, RsimQp *qp)
+bool rdma_sim_resp_cq_room(RdmaSimState *s, RdmaSimQp *qp)
 {
-    RsimCq *cq = rsim_cq_lookup(s, qp->recv_cqn);
+    RdmaSimCq *cq = rdma_sim_cq_lookup(s, qp->recv_cqn);
     uint32_t cons;
 
-    if (!cq || rsim_ring_read_index(s, &cq->ring, RSIM_QUEUE_CONS_OFFSET,
-                                    &cons)) {
+    if (!cq || rdma_sim_ring_read_index(s, &cq->ring, RSIM_QUEUE_CONS_OFFSET,
+                                        &cons)) {
         return false;
     }
     if (((cq->prod + 1) & cq->ring.mask) == cons) {
         if (!cq->overflow_reported) {
             cq->overflow_reported = true;
             s->stats[RSIM_STAT_CQ_OVERFLOW]++;
-            rsim_aeq_post(s, RSIM_EV_CQ_ERR, cq->cqn, 0);
+            rdma_sim_aeq_post(s, RSIM_EV_CQ_ERR, cq->cqn, 0);
         }
         return false;
     }
@@ -240,14 +242,14 @@ bool rsim_resp_cq_room(RdmaSimState *s, RsimQp *qp)
 }
 
 /* Place received bytes into the receive WQE's SGEs. */
-uint8_t rsim_resp_place(RdmaSimState *s, RsimQp *qp, const uint8_t *buf,
-                        uint32_t n)
+uint8_t rdma_sim_resp_place(RdmaSimState *s, RdmaSimQp *qp, const uint8_t *buf,
+                            uint32_t n)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
     uint32_t off = x->recv_len;
 
     for (uint32_t i = 0; i < x->rwqe_nsge && n; i++) {
-        const RsimSgl *sg = &x->rwqe_sge[i];
+        const RdmaSimSgl *sg = &x->rwqe_sge[i];
         uint32_t chunk;
 
         if (off >= sg->length) {
@@ -255,9 +257,9 @@ uint8_t rsim_resp_place(RdmaSimState *s, RsimQp *qp, const uint8_t *buf,
             continue;
         }
         chunk = MIN(n, sg->length - off);
-        if (rsim_mr_dma(s, sg->lkey, x->rwqe_pdn, RSIM_ACCESS_LOCAL_WRITE,
-                        sg->addr + off, (void *)buf, chunk,
-                        DMA_DIRECTION_FROM_DEVICE) != RSIM_STS_OK) {
+        if (rdma_sim_mr_dma(s, sg->lkey, x->rwqe_pdn, RSIM_ACCESS_LOCAL_WRITE,
+                            sg->addr + off, (void *)buf, chunk,
+                            DMA_DIRECTION_FROM_DEVICE) != RSIM_STS_OK) {
             s->stats[RSIM_STAT_LOC_PROT_ERR]++;
             return RSIM_WC_LOC_PROT_ERR;
         }
@@ -274,32 +276,33 @@ uint8_t rsim_resp_place(RdmaSimState *s, RsimQp *qp, const uint8_t *buf,
  * status (if any) and move the QP to ERR.  UC has no NAKs: the message is
  * dropped and the QP carries on.
  */
-static void rsim_resp_fatal(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt,
-                            uint8_t syndrome, uint8_t status)
+static void rdma_sim_resp_fatal(RdmaSimState *s, RdmaSimQp *qp,
+                                const RocePkt *pkt, uint8_t syndrome,
+                                uint8_t status)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
 
     if (qp->type != RSIM_QPT_UC) {
-        rsim_resp_nak(s, qp, syndrome, pkt->psn);
+        rdma_sim_resp_nak(s, qp, syndrome, pkt->psn);
     }
     if (x->have_rwqe && status) {
-        rsim_resp_complete(s, qp, status, RSIM_WC_RECV, x->recv_len, 0, 0,
-                           false);
+        rdma_sim_resp_complete(s, qp, status, RSIM_WC_RECV, x->recv_len, 0, 0,
+                               false);
     }
-    x->msg = RSIM_RESP_IDLE;
+    x->msg = RDMA_SIM_RESP_IDLE;
     if (qp->type == RSIM_QPT_UC) {
-        rsim_resp_uc_drop(s, qp, "error");
+        rdma_sim_resp_uc_drop(s, qp, "error");
     } else {
-        rsim_fail_qp(s, qp, 0);
+        rdma_sim_fail_qp(s, qp, 0);
     }
 }
 
 /* A remote access violation (key, PD, rights, bounds): class C. */
-static void rsim_resp_access_error(RdmaSimState *s, RsimQp *qp,
-                                   const RocePkt *pkt)
+static void rdma_sim_resp_access_error(RdmaSimState *s, RdmaSimQp *qp,
+                                       const RocePkt *pkt)
 {
     s->stats[RSIM_STAT_REM_ACCESS_ERR]++;
-    rsim_resp_fatal(s, qp, pkt, ROCE_NAK_REM_ACCESS, 0);
+    rdma_sim_resp_fatal(s, qp, pkt, ROCE_NAK_REM_ACCESS, 0);
 }
 
 /*
@@ -311,90 +314,92 @@ static void rsim_resp_access_error(RdmaSimState *s, RsimQp *qp,
  * its last packet room for the completion (else no ACK: the requester
  * sends the packet again).  Returns whether the packet may be executed.
  */
-static bool rsim_resp_need_rwqe(RdmaSimState *s, RsimQp *qp,
-                                const RocePkt *pkt, bool completes)
+static bool rdma_sim_resp_need_rwqe(RdmaSimState *s, RdmaSimQp *qp,
+                                    const RocePkt *pkt, bool completes)
 {
-    switch (rsim_resp_get_rwqe(s, qp)) {
-    case RSIM_RWQE_NONE:
+    switch (rdma_sim_resp_get_rwqe(s, qp)) {
+    case RDMA_SIM_RWQE_NONE:
         if (qp->type == RSIM_QPT_UC) {
-            rsim_resp_uc_drop(s, qp, "no receive WQE");
+            rdma_sim_resp_uc_drop(s, qp, "no receive WQE");
             return false;
         }
         s->stats[RSIM_STAT_RNR_NAK_SENT]++;
-        rsim_resp_nak(s, qp, ROCE_AETH_RNR_NAK | qp->min_rnr_timer,
-                      pkt->psn);
+        rdma_sim_resp_nak(s, qp, ROCE_AETH_RNR_NAK | qp->min_rnr_timer,
+                          pkt->psn);
         return false;
-    case RSIM_RWQE_BAD:
-        rsim_resp_fatal(s, qp, pkt, ROCE_NAK_REM_OP, RSIM_WC_LOC_QP_OP_ERR);
+    case RDMA_SIM_RWQE_BAD:
+        rdma_sim_resp_fatal(s, qp, pkt, ROCE_NAK_REM_OP, RSIM_WC_LOC_QP_OP_ERR);
         return false;
     default:
-        return !completes || rsim_resp_cq_room(s, qp);
+        return !completes || rdma_sim_resp_cq_room(s, qp);
     }
 }
 
-static void rsim_resp_send(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
+static void rdma_sim_resp_send(RdmaSimState *s, RdmaSimQp *qp,
+                               const RocePkt *pkt)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
     bool last = pkt->flags & ROCE_F_LAST;
     uint32_t wc_flags = 0, ex = 0;
     uint8_t status;
 
-    if (!rsim_resp_need_rwqe(s, qp, pkt, last)) {
+    if (!rdma_sim_resp_need_rwqe(s, qp, pkt, last)) {
         return;
     }
     if (pkt->flags & ROCE_F_FIRST) {
         x->recv_len = 0;        /* a WQE kept from a dropped UC message */
     }
-    status = rsim_resp_place(s, qp, pkt->payload, pkt->paylen);
+    status = rdma_sim_resp_place(s, qp, pkt->payload, pkt->paylen);
     if (status != RSIM_WC_SUCCESS) {
-        rsim_resp_fatal(s, qp, pkt, status == RSIM_WC_LOC_LEN_ERR ?
-                        ROCE_NAK_INVALID_REQ : ROCE_NAK_REM_OP, status);
+        rdma_sim_resp_fatal(s, qp, pkt, status == RSIM_WC_LOC_LEN_ERR ?
+                            ROCE_NAK_INVALID_REQ : ROCE_NAK_REM_OP, status);
         return;
     }
     x->epsn = roce_psn_add(x->epsn, 1);
     if (!last) {
-        x->msg = RSIM_RESP_SEND;
+        x->msg = RDMA_SIM_RESP_SEND;
     } else {
         if (pkt->flags & ROCE_F_IMMDT) {
             wc_flags |= RSIM_WC_WITH_IMM;
             ex = pkt->imm;
         }
         if (pkt->flags & ROCE_F_IETH) {
-            RsimMr *mr = RSIM_KEY_INDEX(pkt->inv_rkey) < s->props.max_mr ?
+            RdmaSimMr *mr = RSIM_KEY_INDEX(pkt->inv_rkey) < s->props.max_mr ?
                          &s->mrs[RSIM_KEY_INDEX(pkt->inv_rkey)] : NULL;
 
             if (!mr || !mr->fast_reg || mr->key != pkt->inv_rkey ||
                 mr->pdn != qp->pdn || mr->state == RSIM_MR_STATE_INVALID) {
-                rsim_resp_fatal(s, qp, pkt, ROCE_NAK_INVALID_REQ,
-                                RSIM_WC_REM_INV_REQ_ERR);
+                rdma_sim_resp_fatal(s, qp, pkt, ROCE_NAK_INVALID_REQ,
+                                    RSIM_WC_REM_INV_REQ_ERR);
                 return;
             }
             mr->state = RSIM_MR_STATE_FREE;
             wc_flags |= RSIM_WC_WITH_INV;
             ex = cpu_to_le32(pkt->inv_rkey);
         }
-        x->msg = RSIM_RESP_IDLE;
+        x->msg = RDMA_SIM_RESP_IDLE;
         x->msn = (x->msn + 1) & 0xffffff;
-        rsim_resp_complete(s, qp, RSIM_WC_SUCCESS, RSIM_WC_RECV, x->recv_len,
-                           ex, wc_flags, pkt->se);
+        rdma_sim_resp_complete(s, qp, RSIM_WC_SUCCESS, RSIM_WC_RECV,
+                               x->recv_len, ex, wc_flags, pkt->se);
     }
     if (pkt->ackreq) {
-        rsim_resp_ack(s, qp, pkt->psn);
+        rdma_sim_resp_ack(s, qp, pkt->psn);
     }
 }
 
-static void rsim_resp_write(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
+static void rdma_sim_resp_write(RdmaSimState *s, RdmaSimQp *qp,
+                                const RocePkt *pkt)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
     bool last = pkt->flags & ROCE_F_LAST;
-    RsimMr *mr;
+    RdmaSimMr *mr;
 
     if (pkt->flags & ROCE_F_FIRST) {
         if (pkt->dma_len &&
-            rsim_mr_check(s, pkt->rkey, qp->pdn, RSIM_ACCESS_REMOTE_WRITE,
-                          pkt->va, pkt->dma_len, &mr) != RSIM_STS_OK) {
+            rdma_sim_mr_check(s, pkt->rkey, qp->pdn, RSIM_ACCESS_REMOTE_WRITE,
+                              pkt->va, pkt->dma_len, &mr) != RSIM_STS_OK) {
             s->stats[RSIM_STAT_REM_ACCESS_ERR]++;
-            rsim_resp_fatal(s, qp, pkt, ROCE_NAK_REM_ACCESS, 0);
+            rdma_sim_resp_fatal(s, qp, pkt, ROCE_NAK_REM_ACCESS, 0);
             return;
         }
         x->write_va = pkt->va;
@@ -406,46 +411,46 @@ static void rsim_resp_write(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
         (last && pkt->paylen != x->write_resid) ||
         (pkt->opcode == ROCE_RC_ATOMIC_WRITE &&
          (pkt->dma_len != 8 || (pkt->va & 7)))) {
-        rsim_resp_fatal(s, qp, pkt, ROCE_NAK_INVALID_REQ, 0);
+        rdma_sim_resp_fatal(s, qp, pkt, ROCE_NAK_INVALID_REQ, 0);
         return;
     }
     if (last && (pkt->flags & ROCE_F_IMMDT)) {
         /* the immediate needs a receive WQE before anything is written */
-        if (!rsim_resp_need_rwqe(s, qp, pkt, true)) {
+        if (!rdma_sim_resp_need_rwqe(s, qp, pkt, true)) {
             return;
         }
     }
     if (pkt->paylen &&
-        rsim_mr_dma(s, x->write_rkey, qp->pdn, RSIM_ACCESS_REMOTE_WRITE,
-                    x->write_va, (void *)pkt->payload, pkt->paylen,
-                    DMA_DIRECTION_FROM_DEVICE) != RSIM_STS_OK) {
-        rsim_resp_access_error(s, qp, pkt);
+        rdma_sim_mr_dma(s, x->write_rkey, qp->pdn, RSIM_ACCESS_REMOTE_WRITE,
+                        x->write_va, (void *)pkt->payload, pkt->paylen,
+                        DMA_DIRECTION_FROM_DEVICE) != RSIM_STS_OK) {
+        rdma_sim_resp_access_error(s, qp, pkt);
         return;
     }
     x->write_va += pkt->paylen;
     x->write_resid -= pkt->paylen;
     x->epsn = roce_psn_add(x->epsn, 1);
     if (!last) {
-        x->msg = RSIM_RESP_WRITE;
+        x->msg = RDMA_SIM_RESP_WRITE;
     } else {
-        x->msg = RSIM_RESP_IDLE;
+        x->msg = RDMA_SIM_RESP_IDLE;
         x->msn = (x->msn + 1) & 0xffffff;
         if (pkt->flags & ROCE_F_IMMDT) {
-            rsim_resp_complete(s, qp, RSIM_WC_SUCCESS,
-                               RSIM_WC_RECV_RDMA_WITH_IMM, x->write_len,
-                               pkt->imm, RSIM_WC_WITH_IMM, pkt->se);
+            rdma_sim_resp_complete(s, qp, RSIM_WC_SUCCESS,
+                                   RSIM_WC_RECV_RDMA_WITH_IMM, x->write_len,
+                                   pkt->imm, RSIM_WC_WITH_IMM, pkt->se);
         }
     }
     if (pkt->ackreq) {
-        rsim_resp_ack(s, qp, pkt->psn);
+        rdma_sim_resp_ack(s, qp, pkt->psn);
     }
 }
 
 /* Send READ response packet res->next_pkt. */
-static bool rsim_resp_read_packet(RdmaSimState *s, RsimQp *qp,
-                                  RsimResource *res)
+static bool rdma_sim_resp_read_packet(RdmaSimState *s, RdmaSimQp *qp,
+                                      RdmaSimResource *res)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
     uint32_t i = res->next_pkt;
     uint32_t off = i * x->mtu;
     uint32_t n = MIN(x->mtu, res->length - off);
@@ -469,15 +474,15 @@ static bool rsim_resp_read_packet(RdmaSimState *s, RsimQp *qp,
         roce_put_aeth(&frame, ROCE_AETH_ACK | ROCE_AETH_CREDITS_INVALID,
                       x->msn);
     }
-    if (n && rsim_mr_dma(s, res->rkey, qp->pdn, RSIM_ACCESS_REMOTE_READ,
-                         res->va + off, roce_frame_put(&frame, n), n,
-                         DMA_DIRECTION_TO_DEVICE) != RSIM_STS_OK) {
+    if (n && rdma_sim_mr_dma(s, res->rkey, qp->pdn, RSIM_ACCESS_REMOTE_READ,
+                             res->va + off, roce_frame_put(&frame, n), n,
+                             DMA_DIRECTION_TO_DEVICE) != RSIM_STS_OK) {
         s->stats[RSIM_STAT_REM_ACCESS_ERR]++;
-        rsim_resp_nak(s, qp, ROCE_NAK_REM_ACCESS, psn);
+        rdma_sim_resp_nak(s, qp, ROCE_NAK_REM_ACCESS, psn);
         return false;
     }
     roce_frame_finish(&frame, n);
-    rsim_xmit(s, &frame);
+    rdma_sim_xmit(s, &frame);
     res->next_pkt++;
     return true;
 }
@@ -486,22 +491,22 @@ static bool rsim_resp_read_packet(RdmaSimState *s, RsimQp *qp,
  * Send pending READ responses, oldest READ first, at most *budget packets.
  * Returns true if responses remain (the QP is scheduled again).
  */
-bool rsim_resp_run(RdmaSimState *s, RsimQp *qp, unsigned *budget)
+bool rdma_sim_resp_run(RdmaSimState *s, RdmaSimQp *qp, unsigned *budget)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
 
     if (x->ack_pending) {
         x->ack_pending = false;
-        rsim_resp_send_aeth(s, qp, ROCE_RC_ACK,
-                            ROCE_AETH_ACK | ROCE_AETH_CREDITS_INVALID,
-                            x->ack_psn, NULL);
+        rdma_sim_resp_send_aeth(s, qp, ROCE_RC_ACK,
+                                ROCE_AETH_ACK | ROCE_AETH_CREDITS_INVALID,
+                                x->ack_psn, NULL);
     }
 
     while (x->rd_count && *budget) {
-        RsimResource *res = &x->res[x->rd_fifo[x->rd_head]];
+        RdmaSimResource *res = &x->res[x->rd_fifo[x->rd_head]];
 
         if (!res->pending || res->next_pkt >= res->npkts ||
-            !rsim_resp_read_packet(s, qp, res)) {
+            !rdma_sim_resp_read_packet(s, qp, res)) {
             res->pending = false;
             x->rd_head = (x->rd_head + 1) % x->nres;
             x->rd_count--;
@@ -516,20 +521,20 @@ bool rsim_resp_run(RdmaSimState *s, RsimQp *qp, unsigned *budget)
  * Queue a resource's responses from packet from on.  Resources are queued
  * in the order of their requests, so responses leave in PSN order.
  */
-static void rsim_resp_read_start(RdmaSimState *s, RsimQp *qp,
-                                 RsimResource *res, uint32_t from)
+static void rdma_sim_resp_read_start(RdmaSimState *s, RdmaSimQp *qp,
+                                     RdmaSimResource *res, uint32_t from)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
 
     res->pending = true;
     res->next_pkt = from;
     x->rd_fifo[(x->rd_head + x->rd_count) % x->nres] = res - x->res;
     x->rd_count++;
-    rsim_qp_schedule(s, qp);
+    rdma_sim_qp_schedule(s, qp);
 }
 
 /* Forget all responses still to be sent (the QP went to ERR). */
-static void rsim_resp_read_cancel(RsimXport *x)
+static void rdma_sim_resp_read_cancel(RdmaSimXport *x)
 {
     for (uint32_t i = 0; i < x->nres; i++) {
         x->res[i].pending = false;
@@ -542,11 +547,11 @@ static void rsim_resp_read_cancel(RsimXport *x)
  * Forget the queued responses of requests after psn: the requester went
  * back to psn and sends those requests again.
  */
-static void rsim_resp_read_cancel_after(RsimXport *x, uint32_t psn)
+static void rdma_sim_resp_read_cancel_after(RdmaSimXport *x, uint32_t psn)
 {
     while (x->rd_count) {
         uint32_t tail = (x->rd_head + x->rd_count - 1) % x->nres;
-        RsimResource *res = &x->res[x->rd_fifo[tail]];
+        RdmaSimResource *res = &x->res[x->rd_fifo[tail]];
 
         if (roce_psn_cmp(res->first_psn, psn) <= 0) {
             break;
@@ -556,9 +561,9 @@ static void rsim_resp_read_cancel_after(RsimXport *x, uint32_t psn)
     }
 }
 
-static RsimResource *rsim_resp_new_resource(RsimXport *x)
+static RdmaSimResource *rdma_sim_resp_new_resource(RdmaSimXport *x)
 {
-    RsimResource *res = &x->res[x->res_next];
+    RdmaSimResource *res = &x->res[x->res_next];
 
     if (res->pending) {
         return NULL;            /* more READs than responder resources */
@@ -569,25 +574,26 @@ static RsimResource *rsim_resp_new_resource(RsimXport *x)
     return res;
 }
 
-static void rsim_resp_read(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
+static void rdma_sim_resp_read(RdmaSimState *s, RdmaSimQp *qp,
+                               const RocePkt *pkt)
 {
-    RsimXport *x = qp->x;
-    RsimResource *res;
-    RsimMr *mr;
+    RdmaSimXport *x = qp->x;
+    RdmaSimResource *res;
+    RdmaSimMr *mr;
 
     if (!qp->max_dest_rd_atomic) {
-        rsim_resp_fatal(s, qp, pkt, ROCE_NAK_INVALID_REQ, 0);
+        rdma_sim_resp_fatal(s, qp, pkt, ROCE_NAK_INVALID_REQ, 0);
         return;
     }
     if (pkt->dma_len &&
-        rsim_mr_check(s, pkt->rkey, qp->pdn, RSIM_ACCESS_REMOTE_READ,
-                      pkt->va, pkt->dma_len, &mr) != RSIM_STS_OK) {
-        rsim_resp_access_error(s, qp, pkt);
+        rdma_sim_mr_check(s, pkt->rkey, qp->pdn, RSIM_ACCESS_REMOTE_READ,
+                          pkt->va, pkt->dma_len, &mr) != RSIM_STS_OK) {
+        rdma_sim_resp_access_error(s, qp, pkt);
         return;
     }
-    res = rsim_resp_new_resource(x);
+    res = rdma_sim_resp_new_resource(x);
     if (!res) {
-        rsim_resp_fatal(s, qp, pkt, ROCE_NAK_INVALID_REQ, 0);
+        rdma_sim_resp_fatal(s, qp, pkt, ROCE_NAK_INVALID_REQ, 0);
         return;
     }
     res->first_psn = pkt->psn;
@@ -597,25 +603,26 @@ static void rsim_resp_read(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
     res->length = pkt->dma_len;
     x->epsn = roce_psn_add(x->epsn, res->npkts);
     x->msn = (x->msn + 1) & 0xffffff;
-    rsim_resp_read_start(s, qp, res, 0);
+    rdma_sim_resp_read_start(s, qp, res, 0);
 }
 
-static void rsim_resp_atomic(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
+static void rdma_sim_resp_atomic(RdmaSimState *s, RdmaSimQp *qp,
+                                 const RocePkt *pkt)
 {
-    RsimXport *x = qp->x;
-    RsimResource *res;
+    RdmaSimXport *x = qp->x;
+    RdmaSimResource *res;
     uint64_t le, orig, val;
-    RsimMr *mr;
+    RdmaSimMr *mr;
 
     if (!qp->max_dest_rd_atomic || (pkt->va & 7)) {
-        rsim_resp_fatal(s, qp, pkt, ROCE_NAK_INVALID_REQ, 0);
+        rdma_sim_resp_fatal(s, qp, pkt, ROCE_NAK_INVALID_REQ, 0);
         return;
     }
-    if (rsim_mr_check(s, pkt->rkey, qp->pdn, RSIM_ACCESS_REMOTE_ATOMIC,
-                      pkt->va, 8, &mr) != RSIM_STS_OK ||
-        rsim_mr_dma(s, pkt->rkey, qp->pdn, RSIM_ACCESS_REMOTE_ATOMIC,
-                    pkt->va, &le, 8, DMA_DIRECTION_TO_DEVICE)) {
-        rsim_resp_access_error(s, qp, pkt);
+    if (rdma_sim_mr_check(s, pkt->rkey, qp->pdn, RSIM_ACCESS_REMOTE_ATOMIC,
+                          pkt->va, 8, &mr) != RSIM_STS_OK ||
+        rdma_sim_mr_dma(s, pkt->rkey, qp->pdn, RSIM_ACCESS_REMOTE_ATOMIC,
+                        pkt->va, &le, 8, DMA_DIRECTION_TO_DEVICE)) {
+        rdma_sim_resp_access_error(s, qp, pkt);
         return;
     }
     /*
@@ -629,14 +636,14 @@ static void rsim_resp_atomic(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
         val = orig + pkt->swap_add;
     }
     le = cpu_to_le64(val);
-    if (rsim_mr_dma(s, pkt->rkey, qp->pdn, RSIM_ACCESS_REMOTE_ATOMIC,
-                    pkt->va, &le, 8, DMA_DIRECTION_FROM_DEVICE)) {
-        rsim_resp_access_error(s, qp, pkt);
+    if (rdma_sim_mr_dma(s, pkt->rkey, qp->pdn, RSIM_ACCESS_REMOTE_ATOMIC,
+                        pkt->va, &le, 8, DMA_DIRECTION_FROM_DEVICE)) {
+        rdma_sim_resp_access_error(s, qp, pkt);
         return;
     }
-    res = rsim_resp_new_resource(x);
+    res = rdma_sim_resp_new_resource(x);
     if (!res) {
-        rsim_resp_fatal(s, qp, pkt, ROCE_NAK_INVALID_REQ, 0);
+        rdma_sim_resp_fatal(s, qp, pkt, ROCE_NAK_INVALID_REQ, 0);
         return;
     }
     res->atomic = true;
@@ -645,21 +652,21 @@ static void rsim_resp_atomic(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
     res->orig = orig;
     x->epsn = roce_psn_add(x->epsn, 1);
     x->msn = (x->msn + 1) & 0xffffff;
-    rsim_resp_send_aeth(s, qp, ROCE_RC_ATOMIC_ACK,
-                        ROCE_AETH_ACK | ROCE_AETH_CREDITS_INVALID, pkt->psn,
-                        &res->orig);
+    rdma_sim_resp_send_aeth(s, qp, ROCE_RC_ATOMIC_ACK,
+                            ROCE_AETH_ACK | ROCE_AETH_CREDITS_INVALID, pkt->psn,
+                            &res->orig);
 }
 
 /* A request with a PSN the responder has already executed. */
-static void rsim_resp_duplicate(RdmaSimState *s, RsimQp *qp,
-                                const RocePkt *pkt)
+static void rdma_sim_resp_duplicate(RdmaSimState *s, RdmaSimQp *qp,
+                                    const RocePkt *pkt)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
 
     s->stats[RSIM_STAT_DUP_REQ]++;
     if (pkt->flags & (ROCE_F_READ | ROCE_F_ATOMIC)) {
         for (uint32_t i = 0; i < x->nres; i++) {
-            RsimResource *res = &x->res[i];
+            RdmaSimResource *res = &x->res[i];
             int32_t d = roce_psn_cmp(pkt->psn, res->first_psn);
 
             if (!res->valid || d < 0 || d >= (int32_t)res->npkts ||
@@ -667,9 +674,10 @@ static void rsim_resp_duplicate(RdmaSimState *s, RsimQp *qp,
                 continue;
             }
             if (res->atomic) {
-                rsim_resp_send_aeth(s, qp, ROCE_RC_ATOMIC_ACK,
-                                    ROCE_AETH_ACK | ROCE_AETH_CREDITS_INVALID,
-                                    pkt->psn, &res->orig);
+                rdma_sim_resp_send_aeth(s, qp, ROCE_RC_ATOMIC_ACK,
+                                        ROCE_AETH_ACK |
+                                        ROCE_AETH_CREDITS_INVALID,
+                                        pkt->psn, &res->orig);
             } else if (pkt->rkey != res->rkey) {
                 return;
             } else if (res->pending) {
@@ -680,25 +688,25 @@ static void rsim_resp_duplicate(RdmaSimState *s, RsimQp *qp,
                  * The requester went back to this READ and sends every
                  * later request again: answer from here, in order.
                  */
-                rsim_resp_read_cancel_after(x, res->first_psn);
-                rsim_resp_read_start(s, qp, res, d);
+                rdma_sim_resp_read_cancel_after(x, res->first_psn);
+                rdma_sim_resp_read_start(s, qp, res, d);
             }
             return;
         }
         return;                 /* too old to replay: the requester times out */
     }
-    rsim_resp_ack(s, qp, roce_psn_add(x->epsn, ROCE_PSN_MASK));
+    rdma_sim_resp_ack(s, qp, roce_psn_add(x->epsn, ROCE_PSN_MASK));
 }
 
 /* Is this opcode allowed now, after the packets before it? */
-static bool rsim_resp_sequence_ok(RsimXport *x, const RocePkt *pkt)
+static bool rdma_sim_resp_sequence_ok(RdmaSimXport *x, const RocePkt *pkt)
 {
     bool first = pkt->flags & ROCE_F_FIRST;
 
     switch (x->msg) {
-    case RSIM_RESP_SEND:
+    case RDMA_SIM_RESP_SEND:
         return !first && (pkt->flags & ROCE_F_SEND);
-    case RSIM_RESP_WRITE:
+    case RDMA_SIM_RESP_WRITE:
         return !first && (pkt->flags & ROCE_F_WRITE);
     default:
         return first;
@@ -706,7 +714,7 @@ static bool rsim_resp_sequence_ok(RsimXport *x, const RocePkt *pkt)
 }
 
 /* Payload sizes IBTA allows for a packet's position in its message. */
-static bool rsim_resp_length_ok(RsimXport *x, const RocePkt *pkt)
+static bool rdma_sim_resp_length_ok(RdmaSimXport *x, const RocePkt *pkt)
 {
     bool first = pkt->flags & ROCE_F_FIRST, last = pkt->flags & ROCE_F_LAST;
 
@@ -722,7 +730,7 @@ static bool rsim_resp_length_ok(RsimXport *x, const RocePkt *pkt)
     return pkt->paylen && pkt->paylen <= x->mtu;
 }
 
-static bool rsim_resp_access_ok(RsimQp *qp, const RocePkt *pkt)
+static bool rdma_sim_resp_access_ok(RdmaSimQp *qp, const RocePkt *pkt)
 {
     if (pkt->flags & ROCE_F_WRITE) {
         return qp->access & RSIM_ACCESS_REMOTE_WRITE;
@@ -736,9 +744,9 @@ static bool rsim_resp_access_ok(RsimQp *qp, const RocePkt *pkt)
     return true;
 }
 
-void rsim_resp_rx(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
+void rdma_sim_resp_rx(RdmaSimState *s, RdmaSimQp *qp, const RocePkt *pkt)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
     int32_t d;
 
     if (!x || qp->state < RSIM_QPS_RTR || qp->state == RSIM_QPS_ERR) {
@@ -746,9 +754,9 @@ void rsim_resp_rx(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
     }
     if (qp->state == RSIM_QPS_RTR && !x->comm_est) {
         x->comm_est = true;
-        rsim_aeq_post(s, RSIM_EV_COMM_EST, qp->qpn, 0);
+        rdma_sim_aeq_post(s, RSIM_EV_COMM_EST, qp->qpn, 0);
     }
-    if (qp->type == RSIM_QPT_UC && !rsim_resp_uc_sequence(s, qp, pkt)) {
+    if (qp->type == RSIM_QPT_UC && !rdma_sim_resp_uc_sequence(s, qp, pkt)) {
         return;
     }
     d = roce_psn_cmp(pkt->psn, x->epsn);
@@ -756,32 +764,32 @@ void rsim_resp_rx(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
         if (!x->seq_nak_sent) {
             x->seq_nak_sent = true;
             s->stats[RSIM_STAT_SEQ_NAK_SENT]++;
-            rsim_resp_nak(s, qp, ROCE_NAK_PSN_SEQ, x->epsn);
+            rdma_sim_resp_nak(s, qp, ROCE_NAK_PSN_SEQ, x->epsn);
         }
         return;
     }
     if (d < 0) {
-        rsim_resp_duplicate(s, qp, pkt);
+        rdma_sim_resp_duplicate(s, qp, pkt);
         return;
     }
     x->seq_nak_sent = false;
-    if (!rsim_resp_sequence_ok(x, pkt) || !rsim_resp_length_ok(x, pkt) ||
-        !rsim_resp_access_ok(qp, pkt)) {
-        rsim_guest_error(s, "responder", "QP %u: invalid request opcode "
-                         "0x%02x PSN %u length %u", qp->qpn, pkt->opcode,
-                         pkt->psn, pkt->paylen);
-        rsim_resp_fatal(s, qp, pkt, ROCE_NAK_INVALID_REQ,
-                        RSIM_WC_REM_INV_REQ_ERR);
+    if (!rdma_sim_resp_sequence_ok(x, pkt) ||
+        !rdma_sim_resp_length_ok(x, pkt) || !rdma_sim_resp_access_ok(qp, pkt)) {
+        rdma_sim_guest_error(s, "responder", "QP %u: invalid request opcode "
+                             "0x%02x PSN %u length %u", qp->qpn, pkt->opcode,
+                             pkt->psn, pkt->paylen);
+        rdma_sim_resp_fatal(s, qp, pkt, ROCE_NAK_INVALID_REQ,
+                            RSIM_WC_REM_INV_REQ_ERR);
         return;
     }
     if (pkt->flags & ROCE_F_SEND) {
-        rsim_resp_send(s, qp, pkt);
+        rdma_sim_resp_send(s, qp, pkt);
     } else if (pkt->flags & ROCE_F_WRITE) {
-        rsim_resp_write(s, qp, pkt);
+        rdma_sim_resp_write(s, qp, pkt);
     } else if (pkt->flags & ROCE_F_READ) {
-        rsim_resp_read(s, qp, pkt);
+        rdma_sim_resp_read(s, qp, pkt);
     } else {
-        rsim_resp_atomic(s, qp, pkt);
+        rdma_sim_resp_atomic(s, qp, pkt);
     }
 }
 
@@ -789,27 +797,27 @@ void rsim_resp_rx(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
  * The QP entered ERR: a receive WQE taken from an SRQ is no longer in any
  * ring, so it is flushed here.
  */
-void rsim_resp_error(RdmaSimState *s, RsimQp *qp)
+void rdma_sim_resp_error(RdmaSimState *s, RdmaSimQp *qp)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
 
     if (x && x->have_rwqe && x->rwqe_from_srq) {
-        rsim_resp_complete(s, qp, RSIM_WC_WR_FLUSH_ERR, RSIM_WC_RECV, 0, 0, 0,
-                           false);
+        rdma_sim_resp_complete(s, qp, RSIM_WC_WR_FLUSH_ERR, RSIM_WC_RECV, 0, 0,
+                               0, false);
     }
     if (x) {
         x->have_rwqe = false;
         x->ack_pending = false;
-        x->msg = RSIM_RESP_IDLE;
-        rsim_resp_read_cancel(x);
+        x->msg = RDMA_SIM_RESP_IDLE;
+        rdma_sim_resp_read_cancel(x);
     }
 }
 
-void rsim_resp_clear(RsimXport *x)
+void rdma_sim_resp_clear(RdmaSimXport *x)
 {
     x->ack_pending = false;
     x->have_rwqe = false;
-    x->msg = RSIM_RESP_IDLE;
+    x->msg = RDMA_SIM_RESP_IDLE;
     x->seq_nak_sent = false;
     x->comm_est = false;
     memset(x->res, 0, sizeof(*x->res) * x->nres);

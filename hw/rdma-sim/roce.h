@@ -72,7 +72,7 @@ enum roce_opcode {
 #define ROCE_CLASS_UC           0x20
 #define ROCE_CLASS_UD           0x60
 
-/* What an opcode carries and means (rsim_roce_opcode_flags()) */
+/* What an opcode carries and means (roce_opcode_flags()) */
 enum {
     ROCE_F_RETH = 1 << 0,
     ROCE_F_AETH = 1 << 1,

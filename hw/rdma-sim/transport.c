@@ -1,7 +1,7 @@
 /*
  * rdma-sim: transport engine - scheduling, timers, transmission, receive
  *
- * Doorbells put a QP on the work list and schedule rsim_xport_bh, which
+ * Doorbells put a QP on the work list and schedule rdma_sim_xport_bh, which
  * runs the requesters round robin with a packet budget each.  Frames for
  * one of the device's own addresses (internal loopback) are queued and
  * received by the same bottom half, never recursively.  Fault injection
@@ -17,15 +17,15 @@
 #include "trace.h"
 
 /* Loopback frames received per bottom-half run before yielding */
-#define RSIM_LOOP_BUDGET        256
+#define RDMA_SIM_LOOP_BUDGET    256
 /* Requester rounds per bottom-half run before yielding */
-#define RSIM_ROUNDS             16
+#define RDMA_SIM_ROUNDS         16
 
 /*
  * Transmission
  */
 
-static bool rsim_is_own_gid(RdmaSimState *s, const uint8_t *gid)
+static bool rdma_sim_is_own_gid(RdmaSimState *s, const uint8_t *gid)
 {
     for (uint32_t i = 0; i < s->props.max_gid; i++) {
         if (s->gids[i].valid && !memcmp(s->gids[i].gid, gid, 16)) {
@@ -35,8 +35,8 @@ static bool rsim_is_own_gid(RdmaSimState *s, const uint8_t *gid)
     return false;
 }
 
-static void rsim_deliver(RdmaSimState *s, const uint8_t *data, size_t len,
-                         bool loop)
+static void rdma_sim_deliver(RdmaSimState *s, const uint8_t *data, size_t len,
+                             bool loop)
 {
     s->stats[RSIM_STAT_TX_ROCE_PKTS]++;
     if (loop) {
@@ -46,12 +46,12 @@ static void rsim_deliver(RdmaSimState *s, const uint8_t *data, size_t len,
                                               data, len));
         qemu_bh_schedule(s->xport_bh);
     } else {
-        rsim_net_transmit(s, data, len);
+        rdma_sim_net_transmit(s, data, len);
     }
 }
 
 /* xorshift64*: a small generator whose sequence the fault-seed fixes */
-static uint32_t rsim_fault_rand(RdmaSimState *s)
+static uint32_t rdma_sim_fault_rand(RdmaSimState *s)
 {
     s->fault_rng ^= s->fault_rng >> 12;
     s->fault_rng ^= s->fault_rng << 25;
@@ -59,24 +59,24 @@ static uint32_t rsim_fault_rand(RdmaSimState *s)
     return (s->fault_rng * 0x2545f4914f6cdd1dull) >> 32;
 }
 
-static bool rsim_fault_hit(RdmaSimState *s, uint32_t ppm)
+static bool rdma_sim_fault_hit(RdmaSimState *s, uint32_t ppm)
 {
-    return ppm && rsim_fault_rand(s) % 1000000 < ppm;
+    return ppm && rdma_sim_fault_rand(s) % 1000000 < ppm;
 }
 
-static void rsim_release_held(RdmaSimState *s)
+static void rdma_sim_release_held(RdmaSimState *s)
 {
     GByteArray *held = s->held_frame;
 
     if (held) {
         s->held_frame = NULL;
-        rsim_deliver(s, held->data, held->len, s->held_loop);
+        rdma_sim_deliver(s, held->data, held->len, s->held_loop);
         g_byte_array_unref(held);
     }
 }
 
 /* Send a finished RoCE frame: to ourselves or to the network. */
-void rsim_xmit(RdmaSimState *s, RoceFrame *f)
+void rdma_sim_xmit(RdmaSimState *s, RoceFrame *f)
 {
     const uint8_t *dip = f->data + f->l3 + (f->ipv6 ? 24 : 16);
     uint8_t gid[16];
@@ -89,20 +89,20 @@ void rsim_xmit(RdmaSimState *s, RoceFrame *f)
         gid[10] = gid[11] = 0xff;
         memcpy(gid + 12, dip, 4);
     }
-    loop = rsim_is_own_gid(s, gid);
+    loop = rdma_sim_is_own_gid(s, gid);
 
-    if (rsim_fault_hit(s, s->props.fault_drop)) {
+    if (rdma_sim_fault_hit(s, s->props.fault_drop)) {
         s->stats[RSIM_STAT_FAULT_DROP]++;
         return;
     }
-    if (rsim_fault_hit(s, s->props.fault_corrupt)) {
+    if (rdma_sim_fault_hit(s, s->props.fault_corrupt)) {
         /* flip a bit past the headers: the ICRC check must catch it */
-        unsigned pos = f->bth + rsim_fault_rand(s) % (f->len - f->bth);
+        unsigned pos = f->bth + rdma_sim_fault_rand(s) % (f->len - f->bth);
 
         s->stats[RSIM_STAT_FAULT_CORRUPT]++;
-        f->data[pos] ^= 1u << (rsim_fault_rand(s) % 8);
+        f->data[pos] ^= 1u << (rdma_sim_fault_rand(s) % 8);
     }
-    if (!s->held_frame && rsim_fault_hit(s, s->props.fault_reorder)) {
+    if (!s->held_frame && rdma_sim_fault_hit(s, s->props.fault_reorder)) {
         s->stats[RSIM_STAT_FAULT_REORDER]++;
         s->held_frame = g_byte_array_append(g_byte_array_sized_new(f->len),
                                             f->data, f->len);
@@ -111,19 +111,19 @@ void rsim_xmit(RdmaSimState *s, RoceFrame *f)
         qemu_bh_schedule(s->xport_bh);
         return;
     }
-    rsim_deliver(s, f->data, f->len, loop);
-    if (rsim_fault_hit(s, s->props.fault_dup)) {
+    rdma_sim_deliver(s, f->data, f->len, loop);
+    if (rdma_sim_fault_hit(s, s->props.fault_dup)) {
         s->stats[RSIM_STAT_FAULT_DUP]++;
-        rsim_deliver(s, f->data, f->len, loop);
+        rdma_sim_deliver(s, f->data, f->len, loop);
     }
-    rsim_release_held(s);
+    rdma_sim_release_held(s);
 }
 
 /*
  * Scheduling and timers
  */
 
-void rsim_qp_schedule(RdmaSimState *s, RsimQp *qp)
+void rdma_sim_qp_schedule(RdmaSimState *s, RdmaSimQp *qp)
 {
     if (!qp->x || qp->on_work_list) {
         return;
@@ -133,7 +133,7 @@ void rsim_qp_schedule(RdmaSimState *s, RsimQp *qp)
     qemu_bh_schedule(s->xport_bh);
 }
 
-static void rsim_qp_unschedule(RdmaSimState *s, RsimQp *qp)
+static void rdma_sim_qp_unschedule(RdmaSimState *s, RdmaSimQp *qp)
 {
     if (qp->on_work_list) {
         QTAILQ_REMOVE(&s->work, qp, work_link);
@@ -141,21 +141,22 @@ static void rsim_qp_unschedule(RdmaSimState *s, RsimQp *qp)
     }
 }
 
-static void rsim_rx_frame(RdmaSimState *s, const uint8_t *frame, size_t len);
+static void rdma_sim_rx_frame(RdmaSimState *s, const uint8_t *frame,
+                              size_t len);
 
-static void rsim_xport_bh(void *opaque)
+static void rdma_sim_xport_bh(void *opaque)
 {
     RdmaSimState *s = opaque;
-    unsigned budget = RSIM_LOOP_BUDGET;
+    unsigned budget = RDMA_SIM_LOOP_BUDGET;
     GByteArray *frame;
 
     s->busy++;
-    for (unsigned round = 0; round < RSIM_ROUNDS; round++) {
+    for (unsigned round = 0; round < RDMA_SIM_ROUNDS; round++) {
         unsigned n = 0;
-        RsimQp *qp;
+        RdmaSimQp *qp;
 
         while (budget && (frame = g_queue_pop_head(&s->loop_frames))) {
-            rsim_rx_frame(s, frame->data, frame->len);
+            rdma_sim_rx_frame(s, frame->data, frame->len);
             g_byte_array_unref(frame);
             budget--;
         }
@@ -169,8 +170,8 @@ static void rsim_xport_bh(void *opaque)
         while (n-- && (qp = QTAILQ_FIRST(&s->work)) != NULL) {
             QTAILQ_REMOVE(&s->work, qp, work_link);
             qp->on_work_list = false;
-            if (rsim_req_run(s, qp)) {
-                rsim_qp_schedule(s, qp);
+            if (rdma_sim_req_run(s, qp)) {
+                rdma_sim_qp_schedule(s, qp);
             }
         }
     }
@@ -178,7 +179,7 @@ static void rsim_xport_bh(void *opaque)
         qemu_bh_schedule(s->xport_bh);
     } else if (s->held_frame) {
         /* nothing followed the held frame: let it go now */
-        rsim_release_held(s);
+        rdma_sim_release_held(s);
         if (!g_queue_is_empty(&s->loop_frames)) {
             qemu_bh_schedule(s->xport_bh);
         }
@@ -186,44 +187,44 @@ static void rsim_xport_bh(void *opaque)
     s->busy--;
 }
 
-static int64_t rsim_timeout_ns(RsimQp *qp)
+static int64_t rdma_sim_timeout_ns(RdmaSimQp *qp)
 {
     return (int64_t)4096 << qp->timeout;
 }
 
 /* Keep the retransmission timer running while PSNs are unacknowledged. */
-void rsim_retry_timer_update(RdmaSimState *s, RsimQp *qp)
+void rdma_sim_retry_timer_update(RdmaSimState *s, RdmaSimQp *qp)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
 
     if (!x || x->cq_stalled || x->rnr_wait) {
         return;
     }
-    if (!qp->timeout || !rsim_req_outstanding(qp)) {
+    if (!qp->timeout || !rdma_sim_req_outstanding(qp)) {
         timer_del(x->retry_timer);
     } else if (!timer_pending(x->retry_timer)) {
         timer_mod(x->retry_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
-                  rsim_timeout_ns(qp));
+                  rdma_sim_timeout_ns(qp));
     }
 }
 
-static void rsim_retry_timer_cb(void *opaque)
+static void rdma_sim_retry_timer_cb(void *opaque)
 {
-    RsimQp *qp = opaque;
+    RdmaSimQp *qp = opaque;
     RdmaSimState *s = qp->x->dev;
 
     s->busy++;
-    rsim_comp_timeout(s, qp);
+    rdma_sim_comp_timeout(s, qp);
     s->busy--;
 }
 
-static void rsim_rnr_timer_cb(void *opaque)
+static void rdma_sim_rnr_timer_cb(void *opaque)
 {
-    RsimQp *qp = opaque;
+    RdmaSimQp *qp = opaque;
     RdmaSimState *s = qp->x->dev;
 
     s->busy++;
-    rsim_comp_rnr_expired(s, qp);
+    rdma_sim_comp_rnr_expired(s, qp);
     s->busy--;
 }
 
@@ -231,15 +232,15 @@ static void rsim_rnr_timer_cb(void *opaque)
  * QP life cycle
  */
 
-static void rsim_xport_free(RdmaSimState *s, RsimQp *qp)
+static void rdma_sim_xport_free(RdmaSimState *s, RdmaSimQp *qp)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
 
     if (!x) {
         return;
     }
-    rsim_qp_unschedule(s, qp);
-    rsim_flow_qp_free(s, qp);
+    rdma_sim_qp_unschedule(s, qp);
+    rdma_sim_flow_qp_free(s, qp);
     timer_free(x->retry_timer);
     timer_free(x->rnr_timer);
     g_free(x->slots);
@@ -250,33 +251,33 @@ static void rsim_xport_free(RdmaSimState *s, RsimQp *qp)
     qp->x = NULL;
 }
 
-static RsimXport *rsim_xport_new(RdmaSimState *s, RsimQp *qp)
+static RdmaSimXport *rdma_sim_xport_new(RdmaSimState *s, RdmaSimQp *qp)
 {
-    RsimXport *x = g_new0(RsimXport, 1);
+    RdmaSimXport *x = g_new0(RdmaSimXport, 1);
     /* SGEs, inline data, or the 8 bytes of an ATOMIC_WRITE */
-    uint32_t data = MAX(MAX(qp->max_send_sge * sizeof(RsimSgl),
+    uint32_t data = MAX(MAX(qp->max_send_sge * sizeof(RdmaSimSgl),
                             qp->max_inline), 8);
-    RsimSrq *srq = rsim_srq_lookup(s, qp->srqn);
+    RdmaSimSrq *srq = rdma_sim_srq_lookup(s, qp->srqn);
 
     x->dev = s;
-    x->nslots = MIN(qp->sq.depth, pow2ceil(RSIM_WINDOW));
-    x->slot_size = ROUND_UP(sizeof(RsimWqe) + data, 8);
+    x->nslots = MIN(qp->sq.depth, pow2ceil(RDMA_SIM_WINDOW));
+    x->slot_size = ROUND_UP(sizeof(RdmaSimWqe) + data, 8);
     x->slots = g_malloc0((size_t)x->nslots * x->slot_size);
-    x->rwqe_sge = g_new0(RsimSgl, MAX(qp->max_recv_sge,
-                                      srq ? srq->max_sge : 0) + 1);
+    x->rwqe_sge = g_new0(RdmaSimSgl, MAX(qp->max_recv_sge,
+                                         srq ? srq->max_sge : 0) + 1);
     x->nres = MAX(1, s->props.max_rd_atom);
-    x->res = g_new0(RsimResource, x->nres);
+    x->res = g_new0(RdmaSimResource, x->nres);
     x->rd_fifo = g_new0(uint32_t, x->nres);
-    x->retry_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rsim_retry_timer_cb,
+    x->retry_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rdma_sim_retry_timer_cb,
                                   qp);
-    x->rnr_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rsim_rnr_timer_cb, qp);
-    rsim_flow_qp_init(x, qp);
+    x->rnr_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rdma_sim_rnr_timer_cb, qp);
+    rdma_sim_flow_qp_init(x, qp);
     return x;
 }
 
 /* Addresses of packets from QP qpn to dqpn along an address vector. */
-void rsim_path_from_av(RdmaSimState *s, const struct rsim_av *av,
-                       uint32_t qpn, uint32_t dqpn, RocePath *p)
+void rdma_sim_path_from_av(RdmaSimState *s, const struct rsim_av *av,
+                           uint32_t qpn, uint32_t dqpn, RocePath *p)
 {
     memset(p, 0, sizeof(*p));
     memcpy(p->smac, s->mac, 6);
@@ -293,40 +294,40 @@ void rsim_path_from_av(RdmaSimState *s, const struct rsim_av *av,
     p->sport = 0xc000 | ((qpn ^ dqpn ^ (qpn >> 14)) & 0x3fff);
 }
 
-static void rsim_xport_set_path(RdmaSimState *s, RsimQp *qp)
+static void rdma_sim_xport_set_path(RdmaSimState *s, RdmaSimQp *qp)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
 
     if (qp->type == RSIM_QPT_RC || qp->type == RSIM_QPT_UC) {
-        rsim_path_from_av(s, &qp->av, qp->qpn, qp->dest_qpn, &x->path);
+        rdma_sim_path_from_av(s, &qp->av, qp->qpn, qp->dest_qpn, &x->path);
         x->mtu = 128u << qp->path_mtu;
     } else {
-        x->mtu = rsim_ud_max_msg(s);
+        x->mtu = rdma_sim_ud_max_msg(s);
     }
-    x->window = MIN(RSIM_WINDOW,
+    x->window = MIN(RDMA_SIM_WINDOW,
                     MAX(4, s->props.tx_window * KiB / x->mtu));
 }
 
-void rsim_transport_qp_reset(RdmaSimState *s, RsimQp *qp)
+void rdma_sim_transport_qp_reset(RdmaSimState *s, RdmaSimQp *qp)
 {
-    rsim_xport_free(s, qp);
+    rdma_sim_xport_free(s, qp);
 }
 
-void rsim_transport_qp_modified(RdmaSimState *s, RsimQp *qp,
-                                unsigned old_state)
+void rdma_sim_transport_qp_modified(RdmaSimState *s, RdmaSimQp *qp,
+                                    unsigned old_state)
 {
-    RsimXport *x;
+    RdmaSimXport *x;
 
     if (qp->state < RSIM_QPS_RTR) {
         return;
     }
     if (!qp->x) {
-        qp->x = rsim_xport_new(s, qp);
+        qp->x = rdma_sim_xport_new(s, qp);
     }
     x = qp->x;
-    rsim_xport_set_path(s, qp);
+    rdma_sim_xport_set_path(s, qp);
     if (old_state == RSIM_QPS_INIT) {
-        rsim_resp_clear(x);
+        rdma_sim_resp_clear(x);
         x->epsn = qp->rq_psn;
         x->msn = 0;
     }
@@ -339,50 +340,50 @@ void rsim_transport_qp_modified(RdmaSimState *s, RsimQp *qp,
     }
     if (qp->state == RSIM_QPS_SQD && qp->sq_draining &&
         qp->sq_cons == x->req_idx) {
-        rsim_comp_run(s, qp);
+        rdma_sim_comp_run(s, qp);
         if (qp->sq_draining && qp->sq_cons == x->req_idx) {
             qp->sq_draining = false;
             if (qp->en_sqd_async_notify) {
-                rsim_aeq_post(s, RSIM_EV_SQ_DRAINED, qp->qpn, 0);
+                rdma_sim_aeq_post(s, RSIM_EV_SQ_DRAINED, qp->qpn, 0);
             }
         }
     }
-    rsim_qp_schedule(s, qp);
+    rdma_sim_qp_schedule(s, qp);
 }
 
 /*
  * Entering ERR: the WQEs in flight are flushed from the SQ by qp.c; stop
  * the timers and drop the engine's state.
  */
-void rsim_transport_qp_error(RdmaSimState *s, RsimQp *qp)
+void rdma_sim_transport_qp_error(RdmaSimState *s, RdmaSimQp *qp)
 {
-    RsimXport *x = qp->x;
+    RdmaSimXport *x = qp->x;
 
     if (!x) {
         return;
     }
-    rsim_resp_error(s, qp);
-    rsim_flow_qp_stop(s, qp);
+    rdma_sim_resp_error(s, qp);
+    rdma_sim_flow_qp_stop(s, qp);
     timer_del(x->retry_timer);
     timer_del(x->rnr_timer);
-    rsim_qp_unschedule(s, qp);
+    rdma_sim_qp_unschedule(s, qp);
     x->rnr_wait = false;
     x->cq_stalled = false;
 }
 
-void rsim_transport_qp_destroy(RdmaSimState *s, RsimQp *qp)
+void rdma_sim_transport_qp_destroy(RdmaSimState *s, RdmaSimQp *qp)
 {
-    rsim_xport_free(s, qp);
+    rdma_sim_xport_free(s, qp);
 }
 
-void rsim_transport_sq_kick(RdmaSimState *s, RsimQp *qp)
+void rdma_sim_transport_sq_kick(RdmaSimState *s, RdmaSimQp *qp)
 {
     if (qp->state == RSIM_QPS_RTS) {
-        rsim_qp_schedule(s, qp);
+        rdma_sim_qp_schedule(s, qp);
     }
 }
 
-void rsim_transport_rq_kick(RdmaSimState *s, RsimQp *qp)
+void rdma_sim_transport_rq_kick(RdmaSimState *s, RdmaSimQp *qp)
 {
     /* receive WQEs are read when a message arrives */
 }
@@ -391,9 +392,9 @@ void rsim_transport_rq_kick(RdmaSimState *s, RsimQp *qp)
  * Receive
  */
 
-static void rsim_rx_packet(RdmaSimState *s, const RocePkt *pkt)
+static void rdma_sim_rx_packet(RdmaSimState *s, const RocePkt *pkt)
 {
-    RsimQp *qp = rsim_qp_lookup(s, pkt->dqpn);
+    RdmaSimQp *qp = rdma_sim_qp_lookup(s, pkt->dqpn);
 
     if (pkt->pkey != ROCE_DEFAULT_PKEY && pkt->pkey != 0x7fff) {
         s->stats[RSIM_STAT_RX_DROP_MALFORMED]++;
@@ -402,7 +403,7 @@ static void rsim_rx_packet(RdmaSimState *s, const RocePkt *pkt)
     if (qp && qp->x && ROCE_OPCODE_CLASS(pkt->opcode) == ROCE_CLASS_UD &&
         (qp->type == RSIM_QPT_UD || qp->type == RSIM_QPT_GSI)) {
         trace_rdma_sim_rx_packet(qp->qpn, pkt->opcode, pkt->psn, pkt->paylen);
-        rsim_ud_rx(s, qp, pkt);
+        rdma_sim_ud_rx(s, qp, pkt);
         return;
     }
     if (!qp || !qp->x ||
@@ -423,19 +424,19 @@ static void rsim_rx_packet(RdmaSimState *s, const RocePkt *pkt)
     }
     trace_rdma_sim_rx_packet(qp->qpn, pkt->opcode, pkt->psn, pkt->paylen);
     if (pkt->flags & ROCE_F_RESP) {
-        rsim_comp_rx(s, qp, pkt);
+        rdma_sim_comp_rx(s, qp, pkt);
     } else {
-        rsim_resp_rx(s, qp, pkt);
+        rdma_sim_resp_rx(s, qp, pkt);
     }
 }
 
-static void rsim_rx_result(RdmaSimState *s, enum roce_parse_result r,
-                           const RocePkt *pkt)
+static void rdma_sim_rx_result(RdmaSimState *s, enum roce_parse_result r,
+                               const RocePkt *pkt)
 {
     switch (r) {
     case ROCE_OK:
         s->stats[RSIM_STAT_RX_ROCE_PKTS]++;
-        rsim_rx_packet(s, pkt);
+        rdma_sim_rx_packet(s, pkt);
         break;
     case ROCE_BAD_ICRC:
         s->stats[RSIM_STAT_RX_ICRC_ERR]++;
@@ -449,23 +450,23 @@ static void rsim_rx_result(RdmaSimState *s, enum roce_parse_result r,
 }
 
 /* A looped-back frame: addressed to this device by construction. */
-static void rsim_rx_frame(RdmaSimState *s, const uint8_t *frame, size_t len)
+static void rdma_sim_rx_frame(RdmaSimState *s, const uint8_t *frame, size_t len)
 {
     RocePkt pkt;
 
-    rsim_rx_result(s, roce_parse(frame, len, &pkt), &pkt);
+    rdma_sim_rx_result(s, roce_parse(frame, len, &pkt), &pkt);
 }
 
-bool rsim_transport_rx(RdmaSimState *s, const uint8_t *frame, size_t len)
+bool rdma_sim_transport_rx(RdmaSimState *s, const uint8_t *frame, size_t len)
 {
     RocePkt pkt;
     enum roce_parse_result r = roce_parse(frame, len, &pkt);
 
     if (r == ROCE_NOT_ROCE ||
-        (r != ROCE_MALFORMED && !rsim_is_own_gid(s, pkt.dip))) {
+        (r != ROCE_MALFORMED && !rdma_sim_is_own_gid(s, pkt.dip))) {
         return false;
     }
-    rsim_rx_result(s, r, &pkt);
+    rdma_sim_rx_result(s, r, &pkt);
     return true;
 }
 
@@ -473,17 +474,17 @@ bool rsim_transport_rx(RdmaSimState *s, const uint8_t *frame, size_t len)
  * Device life cycle
  */
 
-void rsim_transport_init(RdmaSimState *s)
+void rdma_sim_transport_init(RdmaSimState *s)
 {
     QTAILQ_INIT(&s->work);
     g_queue_init(&s->loop_frames);
-    rsim_flow_reset(s);
-    s->xport_bh = qemu_bh_new_guarded(rsim_xport_bh, s,
+    rdma_sim_flow_reset(s);
+    s->xport_bh = qemu_bh_new_guarded(rdma_sim_xport_bh, s,
                                       &DEVICE(s)->mem_reentrancy_guard);
 }
 
 /* Drop queued frames; every QP is gone by now. */
-void rsim_transport_reset(RdmaSimState *s)
+void rdma_sim_transport_reset(RdmaSimState *s)
 {
     GByteArray *frame;
 
@@ -495,13 +496,13 @@ void rsim_transport_reset(RdmaSimState *s)
         s->held_frame = NULL;
     }
     qemu_bh_cancel(s->xport_bh);
-    rsim_flow_reset(s);
+    rdma_sim_flow_reset(s);
     s->fault_rng = s->props.fault_seed ? s->props.fault_seed
                                        : 0x9e3779b97f4a7c15ull;
 }
 
-void rsim_transport_cleanup(RdmaSimState *s)
+void rdma_sim_transport_cleanup(RdmaSimState *s)
 {
-    rsim_transport_reset(s);
+    rdma_sim_transport_reset(s);
     qemu_bh_delete(s->xport_bh);
 }

@@ -28,28 +28,28 @@
 
 /*
  * Unacknowledged PSNs a requester may have outstanding: at most
- * RSIM_WINDOW packets and about the tx-window property's KiB of payload.
+ * RDMA_SIM_WINDOW packets and about the tx-window property's KiB of payload.
  * A host UDP socket (the usual link between VMs) buffers 208 KiB by
  * default, counted with the kernel's per-packet overhead; a burst larger
  * than it holds is lost at the receiver and has to be sent again.
  */
-#define RSIM_WINDOW             256
+#define RDMA_SIM_WINDOW         256
 /* A request with AckReq at least every this many packets */
-#define RSIM_ACKREQ_INTERVAL    32
+#define RDMA_SIM_ACKREQ_INTERVAL 32
 /* Packets one QP may send per scheduling round */
-#define RSIM_BURST              64
+#define RDMA_SIM_BURST          64
 /* How often a completer blocked on a full CQ looks again (ns) */
-#define RSIM_CQ_RETRY_NS        (1 * SCALE_MS)
+#define RDMA_SIM_CQ_RETRY_NS    (1 * SCALE_MS)
 
 /* A scatter/gather entry, host byte order */
-typedef struct RsimSgl {
+typedef struct RdmaSimSgl {
     uint64_t addr;
     uint32_t length;
     uint32_t lkey;
-} RsimSgl;
+} RdmaSimSgl;
 
 /* Device-private, validated copy of a send WQE and its progress */
-typedef struct RsimWqe {
+typedef struct RdmaSimWqe {
     uint64_t wr_id;
     uint32_t opcode;            /* RSIM_WR_* */
     uint32_t flags;             /* RSIM_SEND_* */
@@ -75,11 +75,11 @@ typedef struct RsimWqe {
     uint32_t next_pkt;          /* next packet to (re)send */
     uint32_t rcvd_pkts;         /* READ response packets received */
     uint32_t read_chunk;        /* READ: response packets per request */
-    uint8_t data[];             /* RsimSgl[num_sge] or inline bytes */
-} RsimWqe;
+    uint8_t data[];             /* RdmaSimSgl[num_sge] or inline bytes */
+} RdmaSimWqe;
 
 /* A READ or atomic the responder executed, kept for duplicates */
-typedef struct RsimResource {
+typedef struct RdmaSimResource {
     bool valid;
     bool atomic;
     bool pending;               /* READ responses still to send */
@@ -90,19 +90,19 @@ typedef struct RsimResource {
     uint32_t rkey;
     uint32_t length;
     uint64_t orig;              /* atomic result */
-} RsimResource;
+} RdmaSimResource;
 
-enum rsim_resp_msg {
-    RSIM_RESP_IDLE,
-    RSIM_RESP_SEND,             /* between SEND first and last */
-    RSIM_RESP_WRITE,            /* between WRITE first and last */
+enum rdma_sim_resp_msg {
+    RDMA_SIM_RESP_IDLE,
+    RDMA_SIM_RESP_SEND,         /* between SEND first and last */
+    RDMA_SIM_RESP_WRITE,        /* between WRITE first and last */
 };
 
-typedef struct RsimXport {
+typedef struct RdmaSimXport {
     RdmaSimState *dev;
     RocePath path;
     uint32_t mtu;
-    uint32_t window;            /* PSNs in flight, see RSIM_WINDOW */
+    uint32_t window;            /* PSNs in flight, see RDMA_SIM_WINDOW */
 
     /* requester */
     uint8_t *slots;             /* nslots WQE copies of slot_size bytes */
@@ -148,121 +148,122 @@ typedef struct RsimXport {
     bool seq_nak_sent;
     bool uc_drop;               /* UC: dropping the rest of a message */
     bool comm_est;
-    enum rsim_resp_msg msg;
+    enum rdma_sim_resp_msg msg;
     bool have_rwqe;             /* rwqe holds the current receive WQE */
     bool rwqe_from_srq;
     uint32_t recv_len;          /* bytes placed into rwqe */
     uint64_t rwqe_id;
     uint32_t rwqe_nsge;
-    RsimSgl *rwqe_sge;
+    RdmaSimSgl *rwqe_sge;
     uint32_t rwqe_pdn;
     uint64_t write_va;
     uint32_t write_rkey;
     uint32_t write_len;
     uint32_t write_resid;
-    RsimResource *res;
+    RdmaSimResource *res;
     uint32_t nres;
     uint32_t res_next;          /* resource the next request gets */
     uint32_t *rd_fifo;          /* resources with responses to send */
     uint32_t rd_head;
     uint32_t rd_count;
-} RsimXport;
+} RdmaSimXport;
 
-static inline RsimWqe *rsim_slot(RsimXport *x, uint32_t sq_index)
+static inline RdmaSimWqe *rdma_sim_slot(RdmaSimXport *x, uint32_t sq_index)
 {
-    return (RsimWqe *)(x->slots + (size_t)(sq_index & (x->nslots - 1)) *
-                       x->slot_size);
+    return (RdmaSimWqe *)(x->slots + (size_t)(sq_index & (x->nslots - 1)) *
+                          x->slot_size);
 }
 
-static inline const RsimSgl *rsim_wqe_sgl(const RsimWqe *w)
+static inline const RdmaSimSgl *rdma_sim_wqe_sgl(const RdmaSimWqe *w)
 {
-    return (const RsimSgl *)w->data;
+    return (const RdmaSimSgl *)w->data;
 }
 
 /* transport.c */
-void rsim_transport_init(RdmaSimState *s);
-void rsim_transport_cleanup(RdmaSimState *s);
-void rsim_transport_reset(RdmaSimState *s);
-void rsim_xmit(RdmaSimState *s, RoceFrame *f);
-void rsim_qp_schedule(RdmaSimState *s, RsimQp *qp);
-void rsim_retry_timer_update(RdmaSimState *s, RsimQp *qp);
+void rdma_sim_transport_init(RdmaSimState *s);
+void rdma_sim_transport_cleanup(RdmaSimState *s);
+void rdma_sim_transport_reset(RdmaSimState *s);
+void rdma_sim_xmit(RdmaSimState *s, RoceFrame *f);
+void rdma_sim_qp_schedule(RdmaSimState *s, RdmaSimQp *qp);
+void rdma_sim_retry_timer_update(RdmaSimState *s, RdmaSimQp *qp);
 
 /* QP life cycle (qp.c) */
-void rsim_transport_qp_reset(RdmaSimState *s, RsimQp *qp);
-void rsim_transport_qp_modified(RdmaSimState *s, RsimQp *qp,
-                                unsigned old_state);
-void rsim_transport_qp_error(RdmaSimState *s, RsimQp *qp);
-void rsim_transport_qp_destroy(RdmaSimState *s, RsimQp *qp);
+void rdma_sim_transport_qp_reset(RdmaSimState *s, RdmaSimQp *qp);
+void rdma_sim_transport_qp_modified(RdmaSimState *s, RdmaSimQp *qp,
+                                    unsigned old_state);
+void rdma_sim_transport_qp_error(RdmaSimState *s, RdmaSimQp *qp);
+void rdma_sim_transport_qp_destroy(RdmaSimState *s, RdmaSimQp *qp);
 
 /* doorbells */
-void rsim_transport_sq_kick(RdmaSimState *s, RsimQp *qp);
-void rsim_transport_rq_kick(RdmaSimState *s, RsimQp *qp);
+void rdma_sim_transport_sq_kick(RdmaSimState *s, RdmaSimQp *qp);
+void rdma_sim_transport_rq_kick(RdmaSimState *s, RdmaSimQp *qp);
 
 /*
  * A frame for the port's MAC: consumed (true) if it is RoCEv2 traffic for
  * one of the port's addresses, otherwise left for the Ethernet RX ring.
  */
-bool rsim_transport_rx(RdmaSimState *s, const uint8_t *frame, size_t len);
+bool rdma_sim_transport_rx(RdmaSimState *s, const uint8_t *frame, size_t len);
 
 /* requester.c */
-bool rsim_req_run(RdmaSimState *s, RsimQp *qp);
-enum rsim_status rsim_wqe_gather(RdmaSimState *s, RsimQp *qp,
-                                 const RsimWqe *w, uint32_t off,
-                                 uint8_t *buf, uint32_t n);
-void rsim_req_restart(RdmaSimState *s, RsimQp *qp, uint32_t psn);
-bool rsim_req_probe(RdmaSimState *s, RsimQp *qp, uint32_t psn);
-uint32_t rsim_req_outstanding(RsimQp *qp);
+bool rdma_sim_req_run(RdmaSimState *s, RdmaSimQp *qp);
+enum rsim_status rdma_sim_wqe_gather(RdmaSimState *s, RdmaSimQp *qp,
+                                     const RdmaSimWqe *w, uint32_t off,
+                                     uint8_t *buf, uint32_t n);
+void rdma_sim_req_restart(RdmaSimState *s, RdmaSimQp *qp, uint32_t psn);
+bool rdma_sim_req_probe(RdmaSimState *s, RdmaSimQp *qp, uint32_t psn);
+uint32_t rdma_sim_req_outstanding(RdmaSimQp *qp);
 
 /* responder.c */
-enum rsim_rwqe_result {
-    RSIM_RWQE_OK,
-    RSIM_RWQE_NONE,             /* receive queue empty: RNR */
-    RSIM_RWQE_BAD,              /* malformed or inaccessible WQE */
+enum rdma_sim_rwqe_result {
+    RDMA_SIM_RWQE_OK,
+    RDMA_SIM_RWQE_NONE,         /* receive queue empty: RNR */
+    RDMA_SIM_RWQE_BAD,          /* malformed or inaccessible WQE */
 };
-enum rsim_rwqe_result rsim_resp_get_rwqe(RdmaSimState *s, RsimQp *qp);
-bool rsim_resp_cq_room(RdmaSimState *s, RsimQp *qp);
-uint8_t rsim_resp_place(RdmaSimState *s, RsimQp *qp, const uint8_t *buf,
-                        uint32_t n);
-void rsim_resp_finish_ud(RdmaSimState *s, RsimQp *qp, uint8_t status,
-                         uint32_t src_qp, uint32_t ex, uint32_t wc_flags,
-                         bool se);
-void rsim_resp_rx(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt);
-bool rsim_resp_run(RdmaSimState *s, RsimQp *qp, unsigned *budget);
-void rsim_resp_error(RdmaSimState *s, RsimQp *qp);
-void rsim_resp_clear(RsimXport *x);
+enum rdma_sim_rwqe_result rdma_sim_resp_get_rwqe(RdmaSimState *s,
+                                                 RdmaSimQp *qp);
+bool rdma_sim_resp_cq_room(RdmaSimState *s, RdmaSimQp *qp);
+uint8_t rdma_sim_resp_place(RdmaSimState *s, RdmaSimQp *qp, const uint8_t *buf,
+                            uint32_t n);
+void rdma_sim_resp_finish_ud(RdmaSimState *s, RdmaSimQp *qp, uint8_t status,
+                             uint32_t src_qp, uint32_t ex, uint32_t wc_flags,
+                             bool se);
+void rdma_sim_resp_rx(RdmaSimState *s, RdmaSimQp *qp, const RocePkt *pkt);
+bool rdma_sim_resp_run(RdmaSimState *s, RdmaSimQp *qp, unsigned *budget);
+void rdma_sim_resp_error(RdmaSimState *s, RdmaSimQp *qp);
+void rdma_sim_resp_clear(RdmaSimXport *x);
 
 /* completer.c */
-void rsim_comp_rx(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt);
-void rsim_comp_run(RdmaSimState *s, RsimQp *qp);
-void rsim_comp_timeout(RdmaSimState *s, RsimQp *qp);
-void rsim_comp_rnr_expired(RdmaSimState *s, RsimQp *qp);
-RsimWqe *rsim_comp_find(RsimQp *qp, uint32_t psn);
+void rdma_sim_comp_rx(RdmaSimState *s, RdmaSimQp *qp, const RocePkt *pkt);
+void rdma_sim_comp_run(RdmaSimState *s, RdmaSimQp *qp);
+void rdma_sim_comp_timeout(RdmaSimState *s, RdmaSimQp *qp);
+void rdma_sim_comp_rnr_expired(RdmaSimState *s, RdmaSimQp *qp);
+RdmaSimWqe *rdma_sim_comp_find(RdmaSimQp *qp, uint32_t psn);
 
 /* flow.c */
-void rsim_flow_reset(RdmaSimState *s);
-void rsim_flow_qp_init(RsimXport *x, RsimQp *qp);
-void rsim_flow_qp_stop(RdmaSimState *s, RsimQp *qp);
-void rsim_flow_qp_free(RdmaSimState *s, RsimQp *qp);
-uint32_t rsim_flow_window(RdmaSimState *s, RsimQp *qp);
-bool rsim_flow_at_edge(RdmaSimState *s, RsimQp *qp, uint32_t psn);
-bool rsim_flow_may_send(RdmaSimState *s, RsimQp *qp, uint32_t pkts);
-void rsim_flow_stopped(RdmaSimState *s, RsimQp *qp);
-void rsim_flow_sent(RdmaSimState *s, RsimQp *qp, uint32_t psn, uint32_t pkts,
-                    bool ackreq);
-void rsim_flow_restart(RdmaSimState *s, RsimQp *qp, uint32_t psn);
-bool rsim_flow_acked(RdmaSimState *s, RsimQp *qp, uint32_t old_comp);
-void rsim_flow_loss(RdmaSimState *s, RsimQp *qp);
+void rdma_sim_flow_reset(RdmaSimState *s);
+void rdma_sim_flow_qp_init(RdmaSimXport *x, RdmaSimQp *qp);
+void rdma_sim_flow_qp_stop(RdmaSimState *s, RdmaSimQp *qp);
+void rdma_sim_flow_qp_free(RdmaSimState *s, RdmaSimQp *qp);
+uint32_t rdma_sim_flow_window(RdmaSimState *s, RdmaSimQp *qp);
+bool rdma_sim_flow_at_edge(RdmaSimState *s, RdmaSimQp *qp, uint32_t psn);
+bool rdma_sim_flow_may_send(RdmaSimState *s, RdmaSimQp *qp, uint32_t pkts);
+void rdma_sim_flow_stopped(RdmaSimState *s, RdmaSimQp *qp);
+void rdma_sim_flow_sent(RdmaSimState *s, RdmaSimQp *qp, uint32_t psn,
+                        uint32_t pkts, bool ackreq);
+void rdma_sim_flow_restart(RdmaSimState *s, RdmaSimQp *qp, uint32_t psn);
+bool rdma_sim_flow_acked(RdmaSimState *s, RdmaSimQp *qp, uint32_t old_comp);
+void rdma_sim_flow_loss(RdmaSimState *s, RdmaSimQp *qp);
 
 /* ud.c */
-uint32_t rsim_ud_max_msg(RdmaSimState *s);
-uint8_t rsim_ud_send(RdmaSimState *s, RsimQp *qp, RsimWqe *w);
-void rsim_ud_rx(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt);
+uint32_t rdma_sim_ud_max_msg(RdmaSimState *s);
+uint8_t rdma_sim_ud_send(RdmaSimState *s, RdmaSimQp *qp, RdmaSimWqe *w);
+void rdma_sim_ud_rx(RdmaSimState *s, RdmaSimQp *qp, const RocePkt *pkt);
 
 /* shared by the engine */
-void rsim_path_from_av(RdmaSimState *s, const struct rsim_av *av,
-                       uint32_t qpn, uint32_t dqpn, RocePath *p);
-bool rsim_complete(RdmaSimState *s, RsimQp *qp, RsimCq *cq,
-                   const struct rsim_cqe *cqe, bool solicited);
-void rsim_fail_qp(RdmaSimState *s, RsimQp *qp, enum rsim_event_type ev);
+void rdma_sim_path_from_av(RdmaSimState *s, const struct rsim_av *av,
+                           uint32_t qpn, uint32_t dqpn, RocePath *p);
+bool rdma_sim_complete(RdmaSimState *s, RdmaSimQp *qp, RdmaSimCq *cq,
+                       const struct rsim_cqe *cqe, bool solicited);
+void rdma_sim_fail_qp(RdmaSimState *s, RdmaSimQp *qp, enum rsim_event_type ev);
 
 #endif /* HW_RDMA_SIM_TRANSPORT_H */

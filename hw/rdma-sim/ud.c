@@ -18,24 +18,24 @@
 #include "transport.h"
 #include "trace.h"
 
-#define RSIM_GRH_LEN            40
+#define RDMA_SIM_GRH_LEN        40
 /* Q_Key with the high bit set in a work request: use the QP's Q_Key */
-#define RSIM_QKEY_USE_QP        0x80000000u
+#define RDMA_SIM_QKEY_USE_QP    0x80000000u
 
 /* Largest UD message: the port's active MTU. */
-uint32_t rsim_ud_max_msg(RdmaSimState *s)
+uint32_t rdma_sim_ud_max_msg(RdmaSimState *s)
 {
-    return 128u << rsim_active_mtu(s->eth_mtu);
+    return 128u << rdma_sim_active_mtu(s->eth_mtu);
 }
 
 /*
  * Send a UD or GSI WQE.  Returns the completion status: errors concern
  * this WQE only, the QP stays usable.
  */
-uint8_t rsim_ud_send(RdmaSimState *s, RsimQp *qp, RsimWqe *w)
+uint8_t rdma_sim_ud_send(RdmaSimState *s, RdmaSimQp *qp, RdmaSimWqe *w)
 {
-    RsimXport *x = qp->x;
-    const RsimAh *ah;
+    RdmaSimXport *x = qp->x;
+    const RdmaSimAh *ah;
     RoceFrame frame;
     RocePath path;
     uint32_t qkey = w->remote_qkey;
@@ -43,18 +43,18 @@ uint8_t rsim_ud_send(RdmaSimState *s, RsimQp *qp, RsimWqe *w)
 
     if (!w->ah_num || w->ah_num >= s->props.max_ah ||
         !s->ahs[w->ah_num].valid || s->ahs[w->ah_num].pdn != qp->pdn) {
-        rsim_guest_error(s, "ud", "QP %u: send with bad AH %u", qp->qpn,
-                         w->ah_num);
+        rdma_sim_guest_error(s, "ud", "QP %u: send with bad AH %u", qp->qpn,
+                             w->ah_num);
         return RSIM_WC_LOC_QP_OP_ERR;
     }
-    if (w->length > rsim_ud_max_msg(s)) {
+    if (w->length > rdma_sim_ud_max_msg(s)) {
         return RSIM_WC_LOC_LEN_ERR;
     }
     ah = &s->ahs[w->ah_num];
-    if (qkey & RSIM_QKEY_USE_QP) {
+    if (qkey & RDMA_SIM_QKEY_USE_QP) {
         qkey = qp->qkey;
     }
-    rsim_path_from_av(s, &ah->av, qp->qpn, w->remote_qpn, &path);
+    rdma_sim_path_from_av(s, &ah->av, qp->qpn, w->remote_qpn, &path);
     roce_frame_start(&frame, &path, imm ? ROCE_UD_SEND_ONLY_IMM
                                         : ROCE_UD_SEND_ONLY,
                      w->flags & RSIM_SEND_SOLICITED, false,
@@ -66,20 +66,20 @@ uint8_t rsim_ud_send(RdmaSimState *s, RsimQp *qp, RsimWqe *w)
         memcpy(roce_frame_put(&frame, 4), &w->ex, 4);
     }
     if (w->length &&
-        rsim_wqe_gather(s, qp, w, 0, roce_frame_put(&frame, w->length),
-                        w->length) != RSIM_STS_OK) {
+        rdma_sim_wqe_gather(s, qp, w, 0, roce_frame_put(&frame, w->length),
+                            w->length) != RSIM_STS_OK) {
         s->stats[RSIM_STAT_LOC_PROT_ERR]++;
         return RSIM_WC_LOC_PROT_ERR;
     }
     roce_frame_finish(&frame, w->length);
-    rsim_xmit(s, &frame);
+    rdma_sim_xmit(s, &frame);
     return RSIM_WC_SUCCESS;
 }
 
 /* A datagram for a UD or GSI QP. */
-void rsim_ud_rx(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
+void rdma_sim_ud_rx(RdmaSimState *s, RdmaSimQp *qp, const RocePkt *pkt)
 {
-    uint8_t grh[RSIM_GRH_LEN] = { 0 };
+    uint8_t grh[RDMA_SIM_GRH_LEN] = { 0 };
     uint32_t wc_flags = RSIM_WC_GRH, ex = 0;
     uint8_t status;
 
@@ -91,32 +91,32 @@ void rsim_ud_rx(RdmaSimState *s, RsimQp *qp, const RocePkt *pkt)
         trace_rdma_sim_rx_drop(qp->qpn, pkt->opcode, "Q_Key mismatch");
         return;
     }
-    switch (rsim_resp_get_rwqe(s, qp)) {
-    case RSIM_RWQE_NONE:
+    switch (rdma_sim_resp_get_rwqe(s, qp)) {
+    case RDMA_SIM_RWQE_NONE:
         s->stats[RSIM_STAT_RX_DROP_NO_QP]++;
         trace_rdma_sim_rx_drop(qp->qpn, pkt->opcode, "no receive WQE");
         return;
-    case RSIM_RWQE_BAD:
-        rsim_fail_qp(s, qp, RSIM_EV_QP_FATAL);
+    case RDMA_SIM_RWQE_BAD:
+        rdma_sim_fail_qp(s, qp, RSIM_EV_QP_FATAL);
         return;
     default:
         break;
     }
-    if (!rsim_resp_cq_room(s, qp)) {
+    if (!rdma_sim_resp_cq_room(s, qp)) {
         return;                 /* the WQE stays for the next datagram */
     }
     if (pkt->ipv6) {
-        memcpy(grh, pkt->l3, RSIM_GRH_LEN);
+        memcpy(grh, pkt->l3, RDMA_SIM_GRH_LEN);
     } else {
-        memcpy(grh + RSIM_GRH_LEN - 20, pkt->l3, 20);
+        memcpy(grh + RDMA_SIM_GRH_LEN - 20, pkt->l3, 20);
     }
-    status = rsim_resp_place(s, qp, grh, sizeof(grh));
+    status = rdma_sim_resp_place(s, qp, grh, sizeof(grh));
     if (status == RSIM_WC_SUCCESS && pkt->paylen) {
-        status = rsim_resp_place(s, qp, pkt->payload, pkt->paylen);
+        status = rdma_sim_resp_place(s, qp, pkt->payload, pkt->paylen);
     }
     if (pkt->flags & ROCE_F_IMMDT) {
         wc_flags |= RSIM_WC_WITH_IMM;
         ex = pkt->imm;
     }
-    rsim_resp_finish_ud(s, qp, status, pkt->src_qpn, ex, wc_flags, pkt->se);
+    rdma_sim_resp_finish_ud(s, qp, status, pkt->src_qpn, ex, wc_flags, pkt->se);
 }
