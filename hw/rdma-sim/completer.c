@@ -28,27 +28,6 @@ static int64_t rdma_sim_rnr_ns(unsigned code)
     return (int64_t)us[code & 31] * SCALE_US;
 }
 
-bool rdma_sim_complete(RdmaSimState *s, RdmaSimQp *qp, RdmaSimCq *cq,
-                       const struct rsim_cqe *cqe, bool solicited)
-{
-    return cq && rdma_sim_cq_post(s, cq, cqe, solicited);
-}
-
-void rdma_sim_fail_qp(RdmaSimState *s, RdmaSimQp *qp, enum rsim_event_type ev)
-{
-    if (ev) {
-        rdma_sim_aeq_post(s, ev, qp->qpn, 0);
-    }
-    rdma_sim_qp_to_error(s, qp);
-}
-
-static bool rdma_sim_needs_response(const RdmaSimWqe *w)
-{
-    return w->opcode == RSIM_WR_RDMA_READ ||
-           w->opcode == RSIM_WR_ATOMIC_CMP_AND_SWP ||
-           w->opcode == RSIM_WR_ATOMIC_FETCH_AND_ADD;
-}
-
 static uint32_t rdma_sim_wqe_byte_len(const RdmaSimWqe *w)
 {
     switch (w->opcode) {
@@ -64,7 +43,7 @@ static uint32_t rdma_sim_wqe_byte_len(const RdmaSimWqe *w)
 }
 
 /* SQD: once nothing started is left, the drain is over. */
-static void rdma_sim_comp_check_drained(RdmaSimState *s, RdmaSimQp *qp)
+void rdma_sim_comp_check_drained(RdmaSimState *s, RdmaSimQp *qp)
 {
     RdmaSimXport *x = qp->x;
 
@@ -85,18 +64,18 @@ void rdma_sim_comp_run(RdmaSimState *s, RdmaSimQp *qp)
     RdmaSimCq *cq = rdma_sim_cq_lookup(s, qp->send_cqn);
     bool progress = false;
 
-    if (!x) {
-        return;
+    if (!x || qp->state == RSIM_QPS_ERR) {
+        return;             /* in ERR, qp.c flushes what is left */
     }
     while (qp->sq_cons != x->fetched) {
-        RdmaSimWqe *w = rdma_sim_slot(x, qp->sq_cons);
+        RdmaSimWqe *w = rdma_sim_wqe_slot(x, qp->sq_cons);
         uint8_t status;
 
         if (!w->started) {
             break;
         }
         if (!w->done) {
-            if (rdma_sim_needs_response(w) || !w->npkts ||
+            if (rdma_sim_wr_needs_response(w->opcode) || !w->npkts ||
                 w->next_pkt < w->npkts ||
                 roce_psn_cmp(roce_psn_add(w->first_psn, w->npkts - 1),
                              x->comp_psn) >= 0) {
@@ -115,7 +94,7 @@ void rdma_sim_comp_run(RdmaSimState *s, RdmaSimQp *qp)
                 .port_num = 1,
             };
 
-            if (!rdma_sim_complete(s, qp, cq, &cqe, false)) {
+            if (!rdma_sim_cq_post(s, cq, &cqe, false)) {
                 /* CQ full: keep the WQE, look again soon */
                 x->cq_stalled = true;
                 timer_mod(x->retry_timer,
@@ -124,7 +103,7 @@ void rdma_sim_comp_run(RdmaSimState *s, RdmaSimQp *qp)
                 break;
             }
         }
-        if (rdma_sim_needs_response(w) && w->npkts) {
+        if (rdma_sim_wr_needs_response(w->opcode) && w->npkts) {
             x->rd_atomic_out--;
         }
         qp->sq_cons = (qp->sq_cons + 1) & qp->sq.mask;
@@ -133,7 +112,7 @@ void rdma_sim_comp_run(RdmaSimState *s, RdmaSimQp *qp)
             trace_rdma_sim_wqe_error(qp->qpn, w->opcode, status);
             rdma_sim_ring_write_index(s, &qp->sq, RSIM_QUEUE_CONS_OFFSET,
                                       qp->sq_cons);
-            rdma_sim_fail_qp(s, qp, 0);
+            rdma_sim_qp_fail(s, qp, 0);
             return;
         }
     }
@@ -143,37 +122,13 @@ void rdma_sim_comp_run(RdmaSimState *s, RdmaSimQp *qp)
                                       qp->sq_cons)) {
             rdma_sim_guest_error(s, "sq", "QP %u SQ header not writable",
                                  qp->qpn);
-            rdma_sim_fail_qp(s, qp, RSIM_EV_QP_FATAL);
+            rdma_sim_qp_fail(s, qp, RSIM_EV_QP_FATAL);
             return;
         }
         rdma_sim_comp_check_drained(s, qp);
         /* the window, the READ limit or a fence may have opened */
         rdma_sim_qp_schedule(s, qp);
     }
-}
-
-/* Find the started, unfinished WQE whose PSN range holds psn. */
-RdmaSimWqe *rdma_sim_comp_find(RdmaSimQp *qp, uint32_t psn)
-{
-    RdmaSimXport *x = qp->x;
-
-    for (uint32_t idx = qp->sq_cons; idx != x->fetched;
-         idx = (idx + 1) & qp->sq.mask) {
-        RdmaSimWqe *w = rdma_sim_slot(x, idx);
-        int32_t d;
-
-        if (!w->started) {
-            break;
-        }
-        if (w->done || !w->npkts) {
-            continue;
-        }
-        d = roce_psn_cmp(psn, w->first_psn);
-        if (d >= 0 && d < (int32_t)w->npkts) {
-            return w;
-        }
-    }
-    return NULL;
 }
 
 /*
@@ -187,17 +142,34 @@ static RdmaSimWqe *rdma_sim_comp_awaited(RdmaSimQp *qp, uint32_t *psn)
 
     for (uint32_t idx = qp->sq_cons; idx != x->fetched;
          idx = (idx + 1) & qp->sq.mask) {
-        RdmaSimWqe *w = rdma_sim_slot(x, idx);
+        RdmaSimWqe *w = rdma_sim_wqe_slot(x, idx);
 
         if (!w->started) {
             break;
         }
-        if (!w->done && rdma_sim_needs_response(w) && w->npkts) {
+        if (!w->done && rdma_sim_wr_needs_response(w->opcode) && w->npkts) {
             *psn = roce_psn_add(w->first_psn, w->rcvd_pkts);
             return w;
         }
     }
     return NULL;
+}
+
+/*
+ * Packets from psn on must be sent again.  The requester goes back to the
+ * earliest PSN asked for (transport.c hands it over when the completer is
+ * done); the QP gets a turn to send them.
+ */
+static void rdma_sim_comp_go_back(RdmaSimState *s, RdmaSimQp *qp,
+                                  uint32_t psn)
+{
+    RdmaSimXport *x = qp->x;
+
+    if (!x->go_back || roce_psn_cmp(psn, x->go_back_psn) < 0) {
+        x->go_back_psn = psn;
+    }
+    x->go_back = true;
+    rdma_sim_qp_schedule(s, qp);
 }
 
 /* Resend from psn, once per gap: the responses that follow are dropped. */
@@ -212,7 +184,17 @@ static void rdma_sim_comp_gap(RdmaSimState *s, RdmaSimQp *qp, uint32_t psn)
     x->last_nak_psn = psn;
     s->stats[RSIM_STAT_RETRANSMITS]++;
     rdma_sim_flow_loss(s, qp);
-    rdma_sim_req_restart(s, qp, psn);
+    rdma_sim_comp_go_back(s, qp, psn);
+}
+
+/*
+ * Resend from psn whatever gaps were handled before: a probe found a READ
+ * or atomic unanswered, and only asking again brings its responses.
+ */
+void rdma_sim_comp_resend(RdmaSimState *s, RdmaSimQp *qp, uint32_t psn)
+{
+    qp->x->nak_restart_valid = false;
+    rdma_sim_comp_go_back(s, qp, psn);
 }
 
 /* The oldest unfinished WQE fails with status; the QP goes to ERR. */
@@ -224,8 +206,8 @@ static void rdma_sim_comp_fail(RdmaSimState *s, RdmaSimQp *qp, RdmaSimWqe *w,
     if (!w) {
         for (uint32_t idx = qp->sq_cons; idx != x->fetched;
              idx = (idx + 1) & qp->sq.mask) {
-            if (!rdma_sim_slot(x, idx)->done) {
-                w = rdma_sim_slot(x, idx);
+            if (!rdma_sim_wqe_slot(x, idx)->done) {
+                w = rdma_sim_wqe_slot(x, idx);
                 break;
             }
         }
@@ -274,33 +256,6 @@ static void rdma_sim_comp_advance(RdmaSimState *s, RdmaSimQp *qp,
     rdma_sim_qp_schedule(s, qp);
 }
 
-/* Scatter received bytes into the SGEs of a WQE at message offset off. */
-static bool rdma_sim_wqe_scatter(RdmaSimState *s, RdmaSimQp *qp,
-                                 const RdmaSimWqe *w, uint32_t off,
-                                 const uint8_t *buf, uint32_t n)
-{
-    const RdmaSimSgl *sgl = rdma_sim_wqe_sgl(w);
-
-    for (uint32_t i = 0; i < w->num_sge && n; i++) {
-        uint32_t chunk;
-
-        if (off >= sgl[i].length) {
-            off -= sgl[i].length;
-            continue;
-        }
-        chunk = MIN(n, sgl[i].length - off);
-        if (rdma_sim_mr_dma(s, sgl[i].lkey, qp->pdn, RSIM_ACCESS_LOCAL_WRITE,
-                            sgl[i].addr + off, (void *)buf, chunk,
-                            DMA_DIRECTION_FROM_DEVICE) != RSIM_STS_OK) {
-            return false;
-        }
-        buf += chunk;
-        n -= chunk;
-        off = 0;
-    }
-    return n == 0;
-}
-
 static void rdma_sim_comp_read_resp(RdmaSimState *s, RdmaSimQp *qp,
                                     const RocePkt *pkt)
 {
@@ -334,7 +289,8 @@ static void rdma_sim_comp_read_resp(RdmaSimState *s, RdmaSimQp *qp,
         rdma_sim_comp_fail(s, qp, w, RSIM_WC_BAD_RESP_ERR);
         return;
     }
-    if (want && !rdma_sim_wqe_scatter(s, qp, w, off, pkt->payload, want)) {
+    if (want && rdma_sim_wqe_scatter(s, qp, w, off, pkt->payload, want) !=
+        RSIM_STS_OK) {
         s->stats[RSIM_STAT_LOC_PROT_ERR]++;
         rdma_sim_comp_fail(s, qp, w, RSIM_WC_LOC_PROT_ERR);
         return;
@@ -368,7 +324,8 @@ static void rdma_sim_comp_atomic_ack(RdmaSimState *s, RdmaSimQp *qp,
         rdma_sim_comp_fail(s, qp, w, RSIM_WC_BAD_RESP_ERR);
         return;
     }
-    if (!rdma_sim_wqe_scatter(s, qp, w, 0, (const uint8_t *)&orig, 8)) {
+    if (rdma_sim_wqe_scatter(s, qp, w, 0, (const uint8_t *)&orig, 8) !=
+        RSIM_STS_OK) {
         s->stats[RSIM_STAT_LOC_PROT_ERR]++;
         rdma_sim_comp_fail(s, qp, w, RSIM_WC_LOC_PROT_ERR);
         return;
@@ -392,7 +349,7 @@ static void rdma_sim_comp_rnr(RdmaSimState *s, RdmaSimQp *qp,
     }
     if (qp->rnr_retry != 7) {
         if (!x->rnr_left) {
-            rdma_sim_comp_fail(s, qp, rdma_sim_comp_find(qp, pkt->psn),
+            rdma_sim_comp_fail(s, qp, rdma_sim_wqe_find(qp, pkt->psn),
                                RSIM_WC_RNR_RETRY_EXC_ERR);
             return;
         }
@@ -413,8 +370,7 @@ void rdma_sim_comp_rnr_expired(RdmaSimState *s, RdmaSimQp *qp)
         return;
     }
     x->rnr_wait = false;
-    rdma_sim_req_restart(s, qp, x->rnr_psn);
-    rdma_sim_qp_schedule(s, qp);
+    rdma_sim_comp_go_back(s, qp, x->rnr_psn);
 }
 
 static void rdma_sim_comp_nak(RdmaSimState *s, RdmaSimQp *qp,
@@ -443,7 +399,7 @@ static void rdma_sim_comp_nak(RdmaSimState *s, RdmaSimQp *qp,
         break;
     }
     trace_rdma_sim_nak_rcvd(qp->qpn, pkt->psn, pkt->syndrome);
-    rdma_sim_comp_fail(s, qp, rdma_sim_comp_find(qp, pkt->psn), status);
+    rdma_sim_comp_fail(s, qp, rdma_sim_wqe_find(qp, pkt->psn), status);
 }
 
 /* A response packet (ACK, NAK, READ response, atomic ACK) for this QP. */
@@ -506,7 +462,7 @@ void rdma_sim_comp_timeout(RdmaSimState *s, RdmaSimQp *qp)
             return;
         }
     }
-    if (!rdma_sim_req_outstanding(qp) || x->rnr_wait) {
+    if (!rdma_sim_xport_outstanding(qp) || x->rnr_wait) {
         return;
     }
     s->stats[RSIM_STAT_TIMEOUTS]++;
@@ -521,6 +477,6 @@ void rdma_sim_comp_timeout(RdmaSimState *s, RdmaSimQp *qp)
     s->stats[RSIM_STAT_RETRANSMITS]++;
     x->nak_restart_valid = false;
     rdma_sim_flow_loss(s, qp);
-    rdma_sim_req_restart(s, qp, x->comp_psn);
+    rdma_sim_comp_go_back(s, qp, x->comp_psn);
     rdma_sim_retry_timer_update(s, qp);
 }

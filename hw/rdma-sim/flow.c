@@ -77,8 +77,8 @@ static void rdma_sim_flow_arm_probe(RdmaSimQp *qp, bool restart)
     RdmaSimXport *x = qp->x;
     int64_t pto = rdma_sim_flow_pto(x);
 
-    if (!rdma_sim_req_outstanding(qp) ||
-        (qp->timeout && pto >= ((int64_t)4096 << qp->timeout))) {
+    if (!rdma_sim_xport_outstanding(qp) ||
+        (qp->timeout && pto >= rdma_sim_qp_timeout_ns(qp))) {
         /* nothing to probe, or the QP's own timeout comes first */
         timer_del(x->probe_timer);
     } else if (restart || !timer_pending(x->probe_timer)) {
@@ -99,54 +99,49 @@ static void rdma_sim_flow_rtt_sample(RdmaSimXport *x, int64_t rtt)
     }
 }
 
-static void rdma_sim_flow_probe_cb(void *opaque)
+/*
+ * The probe timer expired (transport.c): which packet to send again with
+ * AckReq.  First the newest packet: the responder answers it with an ACK
+ * of everything, or with a sequence NAK at the first gap.  Either is
+ * unambiguous; acknowledgements still on their way change nothing.
+ *
+ * If that brought nothing either, the responder may have NAKed already and
+ * drop everything but the PSN it expects.  After this long nothing else is
+ * in flight, so the answer to the oldest packet shows exactly where the
+ * responder is.
+ */
+enum rdma_sim_probe rdma_sim_flow_probe_psn(RdmaSimQp *qp, uint32_t *psn)
 {
-    RdmaSimQp *qp = opaque;
     RdmaSimXport *x = qp->x;
-    RdmaSimState *s = x->dev;
-    uint32_t psn;
-    bool sent;
 
-    if ((qp->state != RSIM_QPS_RTS && qp->state != RSIM_QPS_SQD) ||
-        x->rnr_wait || x->cq_stalled || x->req_error ||
-        !rdma_sim_req_outstanding(qp)) {
-        return;
+    if (x->probe_backoff) {
+        *psn = x->comp_psn;
+        return RDMA_SIM_PROBE_OLDEST;
     }
-    s->busy++;
+    *psn = roce_psn_add(x->tx_psn, ROCE_PSN_MASK);
+    return roce_psn_cmp(*psn, x->comp_psn) >= 0 ? RDMA_SIM_PROBE_NEWEST
+                                                : RDMA_SIM_PROBE_NONE;
+}
+
+/*
+ * The probe of kind went out (sent), or could not (a READ or atomic, which
+ * the requester asks for again instead).  The next probe waits longer.
+ */
+void rdma_sim_flow_probed(RdmaSimState *s, RdmaSimQp *qp,
+                          enum rdma_sim_probe kind, uint32_t psn, bool sent)
+{
+    RdmaSimXport *x = qp->x;
+
     x->rtt_sent_ns = 0;
-    if (!x->probe_backoff) {
-        /*
-         * First the newest packet: the responder answers it with an ACK
-         * of everything, or with a sequence NAK at the first gap.  Either
-         * is unambiguous; acknowledgements still on their way change
-         * nothing.
-         */
-        psn = roce_psn_add(x->tx_psn, ROCE_PSN_MASK);
-        sent = roce_psn_cmp(psn, x->comp_psn) >= 0 &&
-               rdma_sim_req_probe(s, qp, psn);
-    } else {
-        /*
-         * Still nothing: the responder may have NAKed already and drop
-         * everything but the PSN it expects.  After this long nothing else
-         * is in flight, so the answer to the oldest packet shows exactly
-         * where the responder is.
-         */
-        psn = x->comp_psn;
-        sent = rdma_sim_req_probe(s, qp, psn);
-        if (sent) {
-            x->probing = true;
-            x->probe_high = x->tx_psn;
-        } else {
-            /* a READ or atomic: its responses come only when asked again */
-            x->nak_restart_valid = false;
-            rdma_sim_req_restart(s, qp, psn);
-        }
+    if (kind == RDMA_SIM_PROBE_OLDEST && sent) {
+        /* its answer decides: what it does not cover was lost */
+        x->probing = true;
+        x->probe_high = x->tx_psn;
     }
     s->stats[RSIM_STAT_LOSS_PROBES]++;
     trace_rdma_sim_probe(qp->qpn, psn, x->probe_backoff);
     x->probe_backoff++;
     rdma_sim_flow_arm_probe(qp, true);
-    s->busy--;
 }
 
 /*
@@ -207,23 +202,17 @@ bool rdma_sim_flow_at_edge(RdmaSimState *s, RdmaSimQp *qp, uint32_t psn)
 }
 
 /*
- * The window or the budget stopped the QP.  If none of its packets in
- * flight asks for an ACK, nothing would let it go on before a probe: ask
- * now, with its newest packet again.
+ * The window or the budget stopped the QP.  Does it need to ask for an ACK
+ * with its newest packet (*psn)?  Only when none of its packets in flight
+ * asks for one already.
  */
-void rdma_sim_flow_stopped(RdmaSimState *s, RdmaSimQp *qp)
+bool rdma_sim_flow_ack_wanted(RdmaSimQp *qp, uint32_t *psn)
 {
     RdmaSimXport *x = qp->x;
-    uint32_t newest = roce_psn_add(x->tx_psn, ROCE_PSN_MASK);
 
-    if (roce_psn_cmp(newest, x->comp_psn) < 0 ||
-        (x->ackreq_valid && roce_psn_cmp(x->ackreq_psn, x->comp_psn) >= 0)) {
-        return;
-    }
-    if (rdma_sim_req_probe(s, qp, newest)) {
-        x->ackreq_psn = newest;
-        x->ackreq_valid = true;
-    }
+    *psn = roce_psn_add(x->tx_psn, ROCE_PSN_MASK);
+    return roce_psn_cmp(*psn, x->comp_psn) >= 0 &&
+           !(x->ackreq_valid && roce_psn_cmp(x->ackreq_psn, x->comp_psn) >= 0);
 }
 
 bool rdma_sim_flow_may_send(RdmaSimState *s, RdmaSimQp *qp, uint32_t pkts)
@@ -344,12 +333,6 @@ bool rdma_sim_flow_acked(RdmaSimState *s, RdmaSimQp *qp, uint32_t old_comp)
  * Life cycle
  */
 
-void rdma_sim_flow_qp_init(RdmaSimXport *x, RdmaSimQp *qp)
-{
-    x->probe_timer =
-        timer_new_ns(QEMU_CLOCK_VIRTUAL, rdma_sim_flow_probe_cb, qp);
-}
-
 /* The QP stops sending (ERR, reset, destroy): nothing of it is in flight. */
 void rdma_sim_flow_qp_stop(RdmaSimState *s, RdmaSimQp *qp)
 {
@@ -365,12 +348,6 @@ void rdma_sim_flow_qp_stop(RdmaSimState *s, RdmaSimQp *qp)
         x->rtt_sent_ns = 0;
         rdma_sim_flow_charge(s, qp, 0);
     }
-}
-
-void rdma_sim_flow_qp_free(RdmaSimState *s, RdmaSimQp *qp)
-{
-    rdma_sim_flow_qp_stop(s, qp);
-    timer_free(qp->x->probe_timer);
 }
 
 /* Power-on state of the port's budget (every QP is gone). */

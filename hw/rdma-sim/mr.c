@@ -244,6 +244,76 @@ enum rsim_status rdma_sim_mr_dma(RdmaSimState *s, uint32_t key, uint32_t pdn,
     return st;
 }
 
+/*
+ * Fast-registration keys (ALLOC_STAG): a key is FREE until a REG_MR work
+ * request makes it VALID, and FREE again after a LOCAL_INV or a
+ * SEND_WITH_INV names it.
+ */
+
+/* The fast-registration key of PD pdn that key names, or NULL. */
+static RdmaSimMr *rdma_sim_stag_lookup(RdmaSimState *s, uint32_t key,
+                                       uint32_t pdn)
+{
+    uint32_t index = RSIM_KEY_INDEX(key);
+    RdmaSimMr *mr = index < s->props.max_mr ? &s->mrs[index] : NULL;
+
+    if (!mr || !mr->fast_reg || mr->pdn != pdn) {
+        return NULL;
+    }
+    return mr;
+}
+
+/* LOCAL_INV or SEND_WITH_INV: the key must match exactly. */
+bool rdma_sim_stag_invalidate(RdmaSimState *s, uint32_t key, uint32_t pdn)
+{
+    RdmaSimMr *mr = rdma_sim_stag_lookup(s, key, pdn);
+
+    if (!mr || mr->key != key || mr->state == RSIM_MR_STATE_INVALID) {
+        return false;
+    }
+    mr->state = RSIM_MR_STATE_FREE;
+    return true;
+}
+
+/* REG_MR: make a FREE key VALID with the attributes of the work request. */
+bool rdma_sim_stag_register(RdmaSimState *s, uint32_t pdn,
+                            const struct rsim_wr_reg *r)
+{
+    uint32_t key = le32_to_cpu(r->key);
+    uint32_t access = le32_to_cpu(r->access);
+    uint64_t iova = le64_to_cpu(r->iova);
+    uint64_t length = le64_to_cpu(r->length);
+    RdmaSimPageList pl = {
+        .level = RSIM_PBL_LEVEL1,
+        .npages = le32_to_cpu(r->npages),
+        .fbo = le32_to_cpu(r->fbo),
+        .page_shift = r->page_shift,
+    };
+    RdmaSimMr *mr = rdma_sim_stag_lookup(s, key, pdn);
+
+    if (!mr) {
+        return false;
+    }
+    pl.addr = mr->fr_list;
+    if (mr->state != RSIM_MR_STATE_FREE || pl.npages > mr->max_pages ||
+        (access & ~RSIM_ACCESS_SUPPORTED) ||
+        ((access & (RSIM_ACCESS_REMOTE_WRITE | RSIM_ACCESS_REMOTE_ATOMIC)) &&
+         !(access & RSIM_ACCESS_LOCAL_WRITE)) ||
+        (length && iova + length - 1 < iova) ||
+        rdma_sim_pl_check(s, &pl, length) != RSIM_STS_OK) {
+        return false;
+    }
+    mr->key = key;
+    mr->access = access;
+    mr->iova = iova;
+    mr->length = length;
+    mr->pl = pl;
+    mr->state = RSIM_MR_STATE_VALID;
+    trace_rdma_sim_mr_reg(key, mr->pdn, access, iova, length, pl.level,
+                          pl.page_shift, pl.npages);
+    return true;
+}
+
 void rdma_sim_mr_reset(RdmaSimState *s)
 {
     memset(s->mrs, 0, sizeof(*s->mrs) * s->props.max_mr);

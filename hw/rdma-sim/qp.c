@@ -598,6 +598,15 @@ void rdma_sim_qp_to_error(RdmaSimState *s, RdmaSimQp *qp)
     }
 }
 
+/* The QP fails: report ev (if not 0) as an async event, and enter ERR. */
+void rdma_sim_qp_fail(RdmaSimState *s, RdmaSimQp *qp, enum rsim_event_type ev)
+{
+    if (ev) {
+        rdma_sim_aeq_post(s, ev, qp->qpn, 0);
+    }
+    rdma_sim_qp_to_error(s, qp);
+}
+
 void rdma_sim_qp_sq_doorbell(RdmaSimState *s, RdmaSimQp *qp)
 {
     if (qp->state == RSIM_QPS_ERR) {
@@ -607,11 +616,10 @@ void rdma_sim_qp_sq_doorbell(RdmaSimState *s, RdmaSimQp *qp)
     rdma_sim_transport_sq_kick(s, qp);
 }
 
+/* Receive WQEs are read when a message arrives; in ERR they are flushed. */
 void rdma_sim_qp_rq_doorbell(RdmaSimState *s, RdmaSimQp *qp)
 {
     if (qp->state == RSIM_QPS_ERR) {
         rdma_sim_qp_flush(s, qp);
-        return;
     }
-    rdma_sim_transport_rq_kick(s, qp);
 }

@@ -392,18 +392,31 @@ static void rdma_sim_cq_event(RdmaSimState *s, RdmaSimCq *cq)
     }
 }
 
+/* The CQ's ring is not accessible: tell the guest (CQ_ERR) once. */
+static void rdma_sim_cq_bad_ring(RdmaSimState *s, RdmaSimCq *cq)
+{
+    rdma_sim_guest_error(s, "cq", "CQ %u ring not accessible", cq->cqn);
+    if (!cq->overflow_reported) {
+        cq->overflow_reported = true;
+        rdma_sim_aeq_post(s, RSIM_EV_CQ_ERR, cq->cqn, 1);
+    }
+}
+
 /*
- * Append a completion.  Returns false when the CQ is full or unusable: the
- * completion is not written (nothing is overwritten) and the caller keeps
- * it to retry; a CQ_ERR async event reports the overflow once.
+ * Can the CQ take one more completion?  A full CQ is reported once with a
+ * CQ_ERR async event (again after a completion fitted); nothing in it is
+ * ever overwritten.  No CQ (NULL) has no room.
  */
-bool rdma_sim_cq_post(RdmaSimState *s, RdmaSimCq *cq,
-                      const struct rsim_cqe *cqe, bool solicited)
+bool rdma_sim_cq_has_room(RdmaSimState *s, RdmaSimCq *cq)
 {
     uint32_t cons;
 
+    if (!cq) {
+        return false;
+    }
     if (rdma_sim_ring_read_index(s, &cq->ring, RSIM_QUEUE_CONS_OFFSET, &cons)) {
-        goto bad_ring;
+        rdma_sim_cq_bad_ring(s, cq);
+        return false;
     }
     if (((cq->prod + 1) & cq->ring.mask) == cons) {
         if (!cq->overflow_reported) {
@@ -414,15 +427,27 @@ bool rdma_sim_cq_post(RdmaSimState *s, RdmaSimCq *cq,
         }
         return false;
     }
+    return true;
+}
+
+/*
+ * Append a completion.  Returns false when the CQ is full or unusable: the
+ * completion is not written and the caller keeps it to retry.
+ */
+bool rdma_sim_cq_post(RdmaSimState *s, RdmaSimCq *cq,
+                      const struct rsim_cqe *cqe, bool solicited)
+{
+    if (!rdma_sim_cq_has_room(s, cq)) {
+        return false;
+    }
     cq->overflow_reported = false;
-    if (rdma_sim_ring_write_elem(s, &cq->ring, cq->prod, cqe, sizeof(*cqe))) {
-        goto bad_ring;
+    if (rdma_sim_ring_write_elem(s, &cq->ring, cq->prod, cqe, sizeof(*cqe)) ||
+        rdma_sim_ring_write_index(s, &cq->ring, RSIM_QUEUE_PROD_OFFSET,
+                                  (cq->prod + 1) & cq->ring.mask)) {
+        rdma_sim_cq_bad_ring(s, cq);
+        return false;
     }
     cq->prod = (cq->prod + 1) & cq->ring.mask;
-    if (rdma_sim_ring_write_index(s, &cq->ring, RSIM_QUEUE_PROD_OFFSET,
-                                  cq->prod)) {
-        goto bad_ring;
-    }
     s->stats[RSIM_STAT_COMPLETIONS]++;
     trace_rdma_sim_cqe(cq->cqn, le32_to_cpu(cqe->qp_num),
                        le32_to_cpu(cqe->opcode), le32_to_cpu(cqe->status),
@@ -433,14 +458,6 @@ bool rdma_sim_cq_post(RdmaSimState *s, RdmaSimCq *cq,
         rdma_sim_cq_event(s, cq);
     }
     return true;
-
-bad_ring:
-    rdma_sim_guest_error(s, "cq", "CQ %u ring not accessible", cq->cqn);
-    if (!cq->overflow_reported) {
-        cq->overflow_reported = true;
-        rdma_sim_aeq_post(s, RSIM_EV_CQ_ERR, cq->cqn, 1);
-    }
-    return false;
 }
 
 void rdma_sim_cq_arm(RdmaSimState *s, RdmaSimCq *cq, unsigned arm)

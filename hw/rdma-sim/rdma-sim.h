@@ -34,6 +34,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(RdmaSimState, RDMA_SIM)
 #define RDMA_SIM_MAX_QP_LIMIT   (1u << 20)
 #define RDMA_SIM_MAX_MR_LIMIT   (1u << 24)
 #define RDMA_SIM_MAX_MSIX       32
+#define RDMA_SIM_MAX_SGE        64
 #define RDMA_SIM_MAX_DB_PAGES   1024
 #define RDMA_SIM_MAX_ELEM_SIZE  8192
 #define RDMA_SIM_MAX_EQ_DEPTH   4096
@@ -335,6 +336,9 @@ enum rsim_status rdma_sim_mr_dma(RdmaSimState *s, uint32_t key, uint32_t pdn,
                                  uint32_t access, uint64_t iova, void *buf,
                                  uint64_t len, DMADirection dir);
 uint32_t rdma_sim_new_key(RdmaSimState *s, uint32_t index, uint32_t old_key);
+bool rdma_sim_stag_invalidate(RdmaSimState *s, uint32_t key, uint32_t pdn);
+bool rdma_sim_stag_register(RdmaSimState *s, uint32_t pdn,
+                            const struct rsim_wr_reg *r);
 void rdma_sim_mr_reset(RdmaSimState *s);
 
 /* queue.c */
@@ -360,6 +364,7 @@ void rdma_sim_aeq_post(RdmaSimState *s, enum rsim_event_type type,
 void rdma_sim_eq_doorbell(RdmaSimState *s, uint32_t val);
 void rdma_sim_eq_post_eth(RdmaSimState *s, unsigned kind);
 void rdma_sim_eq_reset(RdmaSimState *s, RdmaSimEq *eq);
+bool rdma_sim_cq_has_room(RdmaSimState *s, RdmaSimCq *cq);
 bool rdma_sim_cq_post(RdmaSimState *s, RdmaSimCq *cq,
                       const struct rsim_cqe *cqe, bool solicited);
 void rdma_sim_cq_arm(RdmaSimState *s, RdmaSimCq *cq, unsigned arm);
@@ -381,6 +386,7 @@ void rdma_sim_qp_destroy(RdmaSimState *s, RdmaSimQp *qp);
 void rdma_sim_qp_sq_doorbell(RdmaSimState *s, RdmaSimQp *qp);
 void rdma_sim_qp_rq_doorbell(RdmaSimState *s, RdmaSimQp *qp);
 void rdma_sim_qp_to_error(RdmaSimState *s, RdmaSimQp *qp);
+void rdma_sim_qp_fail(RdmaSimState *s, RdmaSimQp *qp, enum rsim_event_type ev);
 void rdma_sim_qp_flush(RdmaSimState *s, RdmaSimQp *qp);
 const char *rdma_sim_qp_state_name(unsigned state);
 uint32_t rdma_sim_wc_opcode(uint32_t wr_opcode);

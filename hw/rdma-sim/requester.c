@@ -26,20 +26,9 @@ static bool rdma_sim_wr_is_write(uint32_t op)
            op == RSIM_WR_ATOMIC_WRITE;
 }
 
-static bool rdma_sim_wr_is_atomic(uint32_t op)
-{
-    return op == RSIM_WR_ATOMIC_CMP_AND_SWP ||
-           op == RSIM_WR_ATOMIC_FETCH_AND_ADD;
-}
-
 static bool rdma_sim_wr_is_local(uint32_t op)
 {
     return op == RSIM_WR_LOCAL_INV || op == RSIM_WR_REG_MR;
-}
-
-static bool rdma_sim_wr_needs_response(uint32_t op)
-{
-    return op == RSIM_WR_RDMA_READ || rdma_sim_wr_is_atomic(op);
 }
 
 /* Is this opcode allowed on this QP type? */
@@ -106,7 +95,7 @@ static void rdma_sim_req_fetch(RdmaSimState *s, RdmaSimQp *qp, uint32_t idx,
     } else if (w->opcode == RSIM_WR_LOCAL_INV) {
         w->rkey = le32_to_cpu(hdr.ex);
         return;
-    } else if (qp->type == RSIM_QPT_UD || qp->type == RSIM_QPT_GSI) {
+    } else if (rdma_sim_qp_is_datagram(qp)) {
         w->ah_num = le32_to_cpu(hdr.wr.ud.ah_num);
         w->remote_qpn = le32_to_cpu(hdr.wr.ud.remote_qpn) & ROCE_QPN_MASK;
         w->remote_qkey = le32_to_cpu(hdr.wr.ud.remote_qkey);
@@ -151,23 +140,17 @@ static void rdma_sim_req_fetch(RdmaSimState *s, RdmaSimQp *qp, uint32_t idx,
         goto bad;
     }
     if (w->num_sge) {
-        struct rsim_sge sge[64];
         RdmaSimSgl *sgl = (RdmaSimSgl *)w->data;
         uint32_t access = rdma_sim_wr_needs_response(w->opcode) ?
                           RSIM_ACCESS_LOCAL_WRITE : RSIM_ACCESS_LOCAL_READ;
 
-        if (rdma_sim_ring_rw(s, &qp->sq, data_off, sge,
-                             w->num_sge * sizeof(sge[0]),
-                             DMA_DIRECTION_TO_DEVICE)) {
+        if (rdma_sim_sgl_read(s, &qp->sq, data_off, w->num_sge, sgl)) {
             w->status = RSIM_WC_LOC_QP_OP_ERR;
             goto bad;
         }
         for (uint32_t i = 0; i < w->num_sge; i++) {
             RdmaSimMr *mr;
 
-            sgl[i].addr = le64_to_cpu(sge[i].addr);
-            sgl[i].length = le32_to_cpu(sge[i].length);
-            sgl[i].lkey = le32_to_cpu(sge[i].lkey);
             total += sgl[i].length;
             if (sgl[i].length &&
                 rdma_sim_mr_check(s, sgl[i].lkey, qp->pdn, access, sgl[i].addr,
@@ -194,39 +177,6 @@ bad:
     if (!w->status) {
         w->status = RSIM_WC_LOC_QP_OP_ERR;
     }
-}
-
-/* Copy message bytes [off, off + n) of a WQE into buf. */
-enum rsim_status rdma_sim_wqe_gather(RdmaSimState *s, RdmaSimQp *qp,
-                                     const RdmaSimWqe *w, uint32_t off,
-                                     uint8_t *buf, uint32_t n)
-{
-    const RdmaSimSgl *sgl = rdma_sim_wqe_sgl(w);
-
-    if (w->is_inline) {
-        memcpy(buf, w->data + off, n);
-        return RSIM_STS_OK;
-    }
-    for (uint32_t i = 0; i < w->num_sge && n; i++) {
-        uint32_t chunk;
-        enum rsim_status st;
-
-        if (off >= sgl[i].length) {
-            off -= sgl[i].length;
-            continue;
-        }
-        chunk = MIN(n, sgl[i].length - off);
-        st = rdma_sim_mr_dma(s, sgl[i].lkey, qp->pdn, RSIM_ACCESS_LOCAL_READ,
-                             sgl[i].addr + off, buf, chunk,
-                             DMA_DIRECTION_TO_DEVICE);
-        if (st != RSIM_STS_OK) {
-            return st;
-        }
-        buf += chunk;
-        n -= chunk;
-        off = 0;
-    }
-    return RSIM_STS_OK;
 }
 
 static uint8_t rdma_sim_send_opcode(const RdmaSimWqe *w, bool first, bool last)
@@ -348,7 +298,7 @@ static bool rdma_sim_req_send_packet(RdmaSimState *s, RdmaSimQp *qp,
  */
 bool rdma_sim_req_probe(RdmaSimState *s, RdmaSimQp *qp, uint32_t psn)
 {
-    RdmaSimWqe *w = rdma_sim_comp_find(qp, psn);
+    RdmaSimWqe *w = rdma_sim_wqe_find(qp, psn);
 
     if (!w || w->opcode == RSIM_WR_RDMA_READ ||
         rdma_sim_wr_is_atomic(w->opcode) ||
@@ -404,66 +354,6 @@ static void rdma_sim_req_send_atomic(RdmaSimState *s, RdmaSimQp *qp,
     w->next_pkt = 1;
 }
 
-/* LOCAL_INV: only fast-registration keys; the key must match. */
-static uint8_t rdma_sim_local_inv(RdmaSimState *s, RdmaSimQp *qp, uint32_t key)
-{
-    uint32_t index = RSIM_KEY_INDEX(key);
-    RdmaSimMr *mr;
-
-    if (index >= s->props.max_mr) {
-        return RSIM_WC_LOC_QP_OP_ERR;
-    }
-    mr = &s->mrs[index];
-    if (!mr->fast_reg || mr->key != key || mr->pdn != qp->pdn ||
-        mr->state == RSIM_MR_STATE_INVALID) {
-        return RSIM_WC_LOC_QP_OP_ERR;
-    }
-    mr->state = RSIM_MR_STATE_FREE;
-    return RSIM_WC_SUCCESS;
-}
-
-/* REG_MR: make a FREE fast-registration key VALID with new attributes. */
-static uint8_t rdma_sim_fast_reg(RdmaSimState *s, RdmaSimQp *qp,
-                                 const struct rsim_wr_reg *r)
-{
-    uint32_t key = le32_to_cpu(r->key);
-    uint32_t access = le32_to_cpu(r->access);
-    uint64_t iova = le64_to_cpu(r->iova);
-    uint64_t length = le64_to_cpu(r->length);
-    RdmaSimPageList pl = {
-        .level = RSIM_PBL_LEVEL1,
-        .npages = le32_to_cpu(r->npages),
-        .fbo = le32_to_cpu(r->fbo),
-        .page_shift = r->page_shift,
-    };
-    uint32_t index = RSIM_KEY_INDEX(key);
-    RdmaSimMr *mr;
-
-    if (index >= s->props.max_mr) {
-        return RSIM_WC_LOC_QP_OP_ERR;
-    }
-    mr = &s->mrs[index];
-    pl.addr = mr->fr_list;
-    if (!mr->fast_reg || mr->state != RSIM_MR_STATE_FREE ||
-        mr->pdn != qp->pdn || pl.npages > mr->max_pages ||
-        (access & ~RSIM_ACCESS_SUPPORTED) ||
-        ((access & (RSIM_ACCESS_REMOTE_WRITE | RSIM_ACCESS_REMOTE_ATOMIC)) &&
-         !(access & RSIM_ACCESS_LOCAL_WRITE)) ||
-        (length && iova + length - 1 < iova) ||
-        rdma_sim_pl_check(s, &pl, length) != RSIM_STS_OK) {
-        return RSIM_WC_LOC_QP_OP_ERR;
-    }
-    mr->key = key;
-    mr->access = access;
-    mr->iova = iova;
-    mr->length = length;
-    mr->pl = pl;
-    mr->state = RSIM_MR_STATE_VALID;
-    trace_rdma_sim_mr_reg(key, mr->pdn, access, iova, length, pl.level,
-                          pl.page_shift, pl.npages);
-    return RSIM_WC_SUCCESS;
-}
-
 /* Start a WQE: execute local operations, assign PSNs to the others. */
 static bool rdma_sim_req_start(RdmaSimState *s, RdmaSimQp *qp, RdmaSimWqe *w)
 {
@@ -471,14 +361,16 @@ static bool rdma_sim_req_start(RdmaSimState *s, RdmaSimQp *qp, RdmaSimWqe *w)
 
     if (w->done) {
         /* invalid WQE or REG_MR waiting for execution */
-        if (w->opcode == RSIM_WR_REG_MR && !w->status) {
-            w->status = rdma_sim_fast_reg(s, qp, &w->reg);
+        if (w->opcode == RSIM_WR_REG_MR && !w->status &&
+            !rdma_sim_stag_register(s, qp->pdn, &w->reg)) {
+            w->status = RSIM_WC_LOC_QP_OP_ERR;
         }
         w->started = true;
         return true;
     }
     if (w->opcode == RSIM_WR_LOCAL_INV) {
-        w->status = rdma_sim_local_inv(s, qp, w->rkey);
+        w->status = rdma_sim_stag_invalidate(s, w->rkey, qp->pdn) ?
+                    RSIM_WC_SUCCESS : RSIM_WC_LOC_QP_OP_ERR;
         w->started = true;
         w->done = true;
         return true;
@@ -494,7 +386,7 @@ static bool rdma_sim_req_start(RdmaSimState *s, RdmaSimQp *qp, RdmaSimWqe *w)
     }
     w->next_pkt = 0;
     w->started = true;
-    if (qp->type == RSIM_QPT_UD || qp->type == RSIM_QPT_GSI) {
+    if (rdma_sim_qp_is_datagram(qp)) {
         w->npkts = 1;           /* the datagram takes its PSN when sent */
         return true;
     }
@@ -533,33 +425,48 @@ static bool rdma_sim_req_skip_acked(RdmaSimXport *x, RdmaSimWqe *w)
 }
 
 /*
- * Send what the window allows.  Returns true when the QP still has
- * packets to send that it could send now (the caller reschedules).
+ * The window or the port's budget stopped the QP.  If none of its packets
+ * in flight asks for an ACK, nothing would let it go on before a probe:
+ * ask now, with its newest packet again.
  */
-bool rdma_sim_req_run(RdmaSimState *s, RdmaSimQp *qp)
+static void rdma_sim_req_ask_ack(RdmaSimState *s, RdmaSimQp *qp)
+{
+    uint32_t newest;
+
+    if (rdma_sim_flow_ack_wanted(qp, &newest) &&
+        rdma_sim_req_probe(s, qp, newest)) {
+        rdma_sim_flow_sent(s, qp, newest, 1, true);
+    }
+}
+
+/* Move past the WQE at req_idx. */
+static void rdma_sim_req_next(RdmaSimXport *x, RdmaSimQp *qp)
+{
+    x->req_idx = (x->req_idx + 1) & qp->sq.mask;
+}
+
+/*
+ * Send what the window allows, at most *budget packets.  WQEs that finish
+ * here (local operations, datagrams, UC, failures) are left for the
+ * completer, which runs after the requester.  Returns true when the QP
+ * still has packets it could send now (it gets another turn).
+ */
+bool rdma_sim_req_run(RdmaSimState *s, RdmaSimQp *qp, unsigned *budget)
 {
     RdmaSimXport *x = qp->x;
-    unsigned budget = RDMA_SIM_BURST;
     uint32_t prod;
     bool sent = false;
 
-    if (!x || qp->state == RSIM_QPS_ERR) {
-        return false;
-    }
-    /* READ responses the responder owes go first */
-    if (rdma_sim_resp_run(s, qp, &budget)) {
-        return true;
-    }
     if ((qp->state != RSIM_QPS_RTS && qp->state != RSIM_QPS_SQD) ||
         x->rnr_wait || x->req_error) {
         return false;
     }
     if (rdma_sim_ring_read_index(s, &qp->sq, RSIM_QUEUE_PROD_OFFSET, &prod)) {
         rdma_sim_guest_error(s, "sq", "QP %u SQ header not readable", qp->qpn);
-        rdma_sim_fail_qp(s, qp, RSIM_EV_QP_FATAL);
+        rdma_sim_qp_fail(s, qp, RSIM_EV_QP_FATAL);
         return false;
     }
-    while (budget) {
+    while (*budget) {
         RdmaSimWqe *w;
 
         if (x->req_idx == x->fetched) {
@@ -568,10 +475,11 @@ bool rdma_sim_req_run(RdmaSimState *s, RdmaSimQp *qp)
                 ((x->fetched - qp->sq_cons) & qp->sq.mask) >= x->nslots) {
                 break;
             }
-            rdma_sim_req_fetch(s, qp, x->fetched, rdma_sim_slot(x, x->fetched));
+            rdma_sim_req_fetch(s, qp, x->fetched,
+                               rdma_sim_wqe_slot(x, x->fetched));
             x->fetched = (x->fetched + 1) & qp->sq.mask;
         }
-        w = rdma_sim_slot(x, x->req_idx);
+        w = rdma_sim_wqe_slot(x, x->req_idx);
         if (!w->started &&
             (qp->state == RSIM_QPS_SQD || !rdma_sim_req_start(s, qp, w))) {
             break;
@@ -582,27 +490,24 @@ bool rdma_sim_req_run(RdmaSimState *s, RdmaSimQp *qp)
              * a failed WQE nothing more is sent; the completer reports it
              * when it is the oldest and moves the QP to ERR.
              */
-            x->req_idx = (x->req_idx + 1) & qp->sq.mask;
+            rdma_sim_req_next(x, qp);
             if (w->status && qp->type == RSIM_QPT_RC) {
                 x->req_error = true;
-                rdma_sim_comp_run(s, qp);
                 break;
             }
-            rdma_sim_comp_run(s, qp);
             continue;
         }
         if (w->next_pkt >= w->npkts) {
-            x->req_idx = (x->req_idx + 1) & qp->sq.mask;
+            rdma_sim_req_next(x, qp);
             continue;
         }
-        if (qp->type == RSIM_QPT_UD || qp->type == RSIM_QPT_GSI) {
+        if (rdma_sim_qp_is_datagram(qp)) {
             /* a datagram: sent once, complete at once */
             w->status = rdma_sim_ud_send(s, qp, w);
             w->next_pkt = w->npkts;
             w->done = true;
-            x->req_idx = (x->req_idx + 1) & qp->sq.mask;
-            budget--;
-            rdma_sim_comp_run(s, qp);
+            rdma_sim_req_next(x, qp);
+            (*budget)--;
             continue;
         }
         /*
@@ -615,15 +520,14 @@ bool rdma_sim_req_run(RdmaSimState *s, RdmaSimQp *qp)
 
             if (rdma_sim_req_skip_acked(x, w)) {
                 /* all of it arrived: nothing to send again */
-                x->req_idx = (x->req_idx + 1) & qp->sq.mask;
-                rdma_sim_comp_run(s, qp);
+                rdma_sim_req_next(x, qp);
                 continue;
             }
             if (roce_psn_cmp(roce_psn_add(w->first_psn,
                                           w->next_pkt + pkts - 1),
                              x->comp_psn) >= (int32_t)x->window ||
                 !rdma_sim_flow_may_send(s, qp, pkts)) {
-                rdma_sim_flow_stopped(s, qp);
+                rdma_sim_req_ask_ack(s, qp);
                 break;
             }
         }
@@ -633,21 +537,19 @@ bool rdma_sim_req_run(RdmaSimState *s, RdmaSimQp *qp)
             rdma_sim_req_send_atomic(s, qp, w);
         } else if (!rdma_sim_req_send_packet(s, qp, w)) {
             x->req_error = true;
-            rdma_sim_comp_run(s, qp);
             break;
         } else if (qp->type == RSIM_QPT_UC && w->next_pkt == w->npkts) {
             /* unreliable: done once sent, nothing to wait for */
             w->done = true;
             x->comp_psn = x->next_psn;
-            rdma_sim_comp_run(s, qp);
         }
         sent = true;
-        budget--;
+        (*budget)--;
     }
     if (sent) {
         rdma_sim_retry_timer_update(s, qp);
     }
-    return budget == 0;
+    return *budget == 0;
 }
 
 /*
@@ -661,7 +563,7 @@ void rdma_sim_req_restart(RdmaSimState *s, RdmaSimQp *qp, uint32_t psn)
 
     for (uint32_t idx = qp->sq_cons; idx != x->fetched;
          idx = (idx + 1) & qp->sq.mask) {
-        RdmaSimWqe *w = rdma_sim_slot(x, idx);
+        RdmaSimWqe *w = rdma_sim_wqe_slot(x, idx);
 
         if (!w->started) {
             break;
@@ -705,22 +607,11 @@ void rdma_sim_req_restart(RdmaSimState *s, RdmaSimQp *qp, uint32_t psn)
         }
     }
     if (found) {
-        RdmaSimWqe *w = rdma_sim_slot(x, x->req_idx);
+        RdmaSimWqe *w = rdma_sim_wqe_slot(x, x->req_idx);
 
         x->pkts_since_ackreq = 0;
         rdma_sim_flow_restart(s, qp, roce_psn_add(w->first_psn, w->next_pkt));
         trace_rdma_sim_req_restart(qp->qpn, psn);
         rdma_sim_qp_schedule(s, qp);
     }
-}
-
-/* Does the requester wait for acknowledgements or responses? */
-uint32_t rdma_sim_req_outstanding(RdmaSimQp *qp)
-{
-    RdmaSimXport *x = qp->x;
-
-    if (!x || qp->type != RSIM_QPT_RC) {
-        return 0;               /* only RC waits for acknowledgements */
-    }
-    return roce_psn_cmp(x->next_psn, x->comp_psn);
 }

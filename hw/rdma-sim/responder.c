@@ -91,184 +91,14 @@ static bool rdma_sim_resp_uc_sequence(RdmaSimState *s, RdmaSimQp *qp,
     return false;
 }
 
-/*
- * Receive WQEs
- */
-
-/* SRQ below its armed limit: report once and disarm. */
-static void rdma_sim_srq_check_limit(RdmaSimState *s, RdmaSimSrq *srq,
-                                     uint32_t prod)
-{
-    if (srq->limit && ((prod - srq->cons) & srq->ring.mask) < srq->limit) {
-        srq->limit = 0;
-        rdma_sim_aeq_post(s, RSIM_EV_SRQ_LIMIT, srq->srqn, 0);
-    }
-}
-
-/*
- * Make x->rwqe the receive WQE for the message that starts now: the head
- * of the RQ (consumed when the message completes) or one taken from the
- * SRQ.
- */
-enum rdma_sim_rwqe_result rdma_sim_resp_get_rwqe(RdmaSimState *s, RdmaSimQp *qp)
-{
-    RdmaSimXport *x = qp->x;
-    RdmaSimSrq *srq = qp->srqn != RSIM_NO_SRQ ? rdma_sim_srq_lookup(s, qp->srqn)
-                                           : NULL;
-    RdmaSimRing *ring = srq ? &srq->ring : &qp->rq;
-    uint32_t cons = srq ? srq->cons : qp->rq_cons;
-    uint32_t max_sge = srq ? srq->max_sge : qp->max_recv_sge;
-    struct rsim_recv_wqe hdr;
-    struct rsim_sge sge[64];
-    uint32_t prod;
-
-    if (x->have_rwqe) {
-        return RDMA_SIM_RWQE_OK;
-    }
-    if (qp->srqn != RSIM_NO_SRQ && !srq) {
-        return RDMA_SIM_RWQE_BAD;
-    }
-    if (rdma_sim_ring_read_index(s, ring, RSIM_QUEUE_PROD_OFFSET, &prod)) {
-        return RDMA_SIM_RWQE_BAD;
-    }
-    if (cons == prod) {
-        return RDMA_SIM_RWQE_NONE;
-    }
-    if (rdma_sim_ring_read_elem(s, ring, cons, &hdr, sizeof(hdr))) {
-        return RDMA_SIM_RWQE_BAD;
-    }
-    x->rwqe_nsge = le32_to_cpu(hdr.dma.num_sge);
-    if (x->rwqe_nsge > max_sge ||
-        rdma_sim_ring_rw(s, ring, rdma_sim_ring_elem_offset(ring, cons) +
-                         RSIM_RECV_WQE_HDR_SIZE, sge,
-                         x->rwqe_nsge * sizeof(sge[0]),
-                         DMA_DIRECTION_TO_DEVICE)) {
-        rdma_sim_guest_error(s, "rq", "QP %u: receive WQE %u malformed",
-                             qp->qpn, cons);
-        return RDMA_SIM_RWQE_BAD;
-    }
-    for (uint32_t i = 0; i < x->rwqe_nsge; i++) {
-        x->rwqe_sge[i].addr = le64_to_cpu(sge[i].addr);
-        x->rwqe_sge[i].length = le32_to_cpu(sge[i].length);
-        x->rwqe_sge[i].lkey = le32_to_cpu(sge[i].lkey);
-    }
-    memcpy(&x->rwqe_id, &hdr.wr_id, sizeof(x->rwqe_id));
-    x->rwqe_pdn = srq ? srq->pdn : qp->pdn;
-    x->rwqe_from_srq = srq != NULL;
-    x->recv_len = 0;
-    x->have_rwqe = true;
-    if (srq) {
-        srq->cons = (srq->cons + 1) & srq->ring.mask;
-        if (rdma_sim_ring_write_index(s, &srq->ring, RSIM_QUEUE_CONS_OFFSET,
-                                      srq->cons)) {
-            rdma_sim_aeq_post(s, RSIM_EV_SRQ_ERR, srq->srqn, 0);
-        }
-        rdma_sim_srq_check_limit(s, srq, prod);
-    }
-    return RDMA_SIM_RWQE_OK;
-}
-
-/* Complete the current receive WQE; false if the CQ is full. */
-static bool rdma_sim_resp_complete_from(RdmaSimState *s, RdmaSimQp *qp,
-                                        uint8_t status, uint32_t opcode,
-                                        uint32_t byte_len, uint32_t ex,
-                                        uint32_t wc_flags, bool se,
-                                        uint32_t src_qp)
-{
-    RdmaSimXport *x = qp->x;
-    struct rsim_cqe cqe = {
-        .wr_id = x->rwqe_id,
-        .status = cpu_to_le32(status),
-        .opcode = cpu_to_le32(opcode),
-        .byte_len = cpu_to_le32(byte_len),
-        .ex = ex,
-        .qp_num = cpu_to_le32(qp->qpn),
-        .src_qp = cpu_to_le32(src_qp),
-        .wc_flags = cpu_to_le32(wc_flags),
-        .port_num = 1,
-    };
-
-    if (!rdma_sim_complete(s, qp, rdma_sim_cq_lookup(s, qp->recv_cqn), &cqe,
-                           se)) {
-        return false;
-    }
-    x->have_rwqe = false;
-    if (!x->rwqe_from_srq) {
-        qp->rq_cons = (qp->rq_cons + 1) & qp->rq.mask;
-        rdma_sim_ring_write_index(s, &qp->rq, RSIM_QUEUE_CONS_OFFSET,
-                                  qp->rq_cons);
-    }
-    return true;
-}
-
-/* ... for a connected QP: the sender is the peer QP */
+/* Complete the receive WQE in use; the sender is the peer QP. */
 static bool rdma_sim_resp_complete(RdmaSimState *s, RdmaSimQp *qp,
                                    uint8_t status, uint32_t opcode,
                                    uint32_t byte_len, uint32_t ex,
                                    uint32_t wc_flags, bool se)
 {
-    return rdma_sim_resp_complete_from(s, qp, status, opcode, byte_len, ex,
-                                       wc_flags, se, qp->dest_qpn);
-}
-
-/* ... for a datagram: the length placed so far, from src_qp */
-void rdma_sim_resp_finish_ud(RdmaSimState *s, RdmaSimQp *qp, uint8_t status,
-                             uint32_t src_qp, uint32_t ex, uint32_t wc_flags,
-                             bool se)
-{
-    rdma_sim_resp_complete_from(s, qp, status, RSIM_WC_RECV, qp->x->recv_len,
-                                ex, wc_flags, se, src_qp);
-}
-
-/* Can the receive CQ take one more completion? */
-bool rdma_sim_resp_cq_room(RdmaSimState *s, RdmaSimQp *qp)
-{
-    RdmaSimCq *cq = rdma_sim_cq_lookup(s, qp->recv_cqn);
-    uint32_t cons;
-
-    if (!cq || rdma_sim_ring_read_index(s, &cq->ring, RSIM_QUEUE_CONS_OFFSET,
-                                        &cons)) {
-        return false;
-    }
-    if (((cq->prod + 1) & cq->ring.mask) == cons) {
-        if (!cq->overflow_reported) {
-            cq->overflow_reported = true;
-            s->stats[RSIM_STAT_CQ_OVERFLOW]++;
-            rdma_sim_aeq_post(s, RSIM_EV_CQ_ERR, cq->cqn, 0);
-        }
-        return false;
-    }
-    return true;
-}
-
-/* Place received bytes into the receive WQE's SGEs. */
-uint8_t rdma_sim_resp_place(RdmaSimState *s, RdmaSimQp *qp, const uint8_t *buf,
-                            uint32_t n)
-{
-    RdmaSimXport *x = qp->x;
-    uint32_t off = x->recv_len;
-
-    for (uint32_t i = 0; i < x->rwqe_nsge && n; i++) {
-        const RdmaSimSgl *sg = &x->rwqe_sge[i];
-        uint32_t chunk;
-
-        if (off >= sg->length) {
-            off -= sg->length;
-            continue;
-        }
-        chunk = MIN(n, sg->length - off);
-        if (rdma_sim_mr_dma(s, sg->lkey, x->rwqe_pdn, RSIM_ACCESS_LOCAL_WRITE,
-                            sg->addr + off, (void *)buf, chunk,
-                            DMA_DIRECTION_FROM_DEVICE) != RSIM_STS_OK) {
-            s->stats[RSIM_STAT_LOC_PROT_ERR]++;
-            return RSIM_WC_LOC_PROT_ERR;
-        }
-        x->recv_len += chunk;
-        buf += chunk;
-        n -= chunk;
-        off = 0;
-    }
-    return n ? RSIM_WC_LOC_LEN_ERR : RSIM_WC_SUCCESS;
+    return rdma_sim_rwqe_complete(s, qp, status, opcode, byte_len, ex,
+                                  wc_flags, se, qp->dest_qpn);
 }
 
 /*
@@ -293,7 +123,7 @@ static void rdma_sim_resp_fatal(RdmaSimState *s, RdmaSimQp *qp,
     if (qp->type == RSIM_QPT_UC) {
         rdma_sim_resp_uc_drop(s, qp, "error");
     } else {
-        rdma_sim_fail_qp(s, qp, 0);
+        rdma_sim_qp_fail(s, qp, 0);
     }
 }
 
@@ -317,7 +147,7 @@ static void rdma_sim_resp_access_error(RdmaSimState *s, RdmaSimQp *qp,
 static bool rdma_sim_resp_need_rwqe(RdmaSimState *s, RdmaSimQp *qp,
                                     const RocePkt *pkt, bool completes)
 {
-    switch (rdma_sim_resp_get_rwqe(s, qp)) {
+    switch (rdma_sim_rwqe_get(s, qp)) {
     case RDMA_SIM_RWQE_NONE:
         if (qp->type == RSIM_QPT_UC) {
             rdma_sim_resp_uc_drop(s, qp, "no receive WQE");
@@ -331,7 +161,7 @@ static bool rdma_sim_resp_need_rwqe(RdmaSimState *s, RdmaSimQp *qp,
         rdma_sim_resp_fatal(s, qp, pkt, ROCE_NAK_REM_OP, RSIM_WC_LOC_QP_OP_ERR);
         return false;
     default:
-        return !completes || rdma_sim_resp_cq_room(s, qp);
+        return !completes || rdma_sim_rwqe_cq_room(s, qp);
     }
 }
 
@@ -349,7 +179,7 @@ static void rdma_sim_resp_send(RdmaSimState *s, RdmaSimQp *qp,
     if (pkt->flags & ROCE_F_FIRST) {
         x->recv_len = 0;        /* a WQE kept from a dropped UC message */
     }
-    status = rdma_sim_resp_place(s, qp, pkt->payload, pkt->paylen);
+    status = rdma_sim_rwqe_place(s, qp, pkt->payload, pkt->paylen);
     if (status != RSIM_WC_SUCCESS) {
         rdma_sim_resp_fatal(s, qp, pkt, status == RSIM_WC_LOC_LEN_ERR ?
                             ROCE_NAK_INVALID_REQ : ROCE_NAK_REM_OP, status);
@@ -364,16 +194,11 @@ static void rdma_sim_resp_send(RdmaSimState *s, RdmaSimQp *qp,
             ex = pkt->imm;
         }
         if (pkt->flags & ROCE_F_IETH) {
-            RdmaSimMr *mr = RSIM_KEY_INDEX(pkt->inv_rkey) < s->props.max_mr ?
-                         &s->mrs[RSIM_KEY_INDEX(pkt->inv_rkey)] : NULL;
-
-            if (!mr || !mr->fast_reg || mr->key != pkt->inv_rkey ||
-                mr->pdn != qp->pdn || mr->state == RSIM_MR_STATE_INVALID) {
+            if (!rdma_sim_stag_invalidate(s, pkt->inv_rkey, qp->pdn)) {
                 rdma_sim_resp_fatal(s, qp, pkt, ROCE_NAK_INVALID_REQ,
                                     RSIM_WC_REM_INV_REQ_ERR);
                 return;
             }
-            mr->state = RSIM_MR_STATE_FREE;
             wc_flags |= RSIM_WC_WITH_INV;
             ex = cpu_to_le32(pkt->inv_rkey);
         }

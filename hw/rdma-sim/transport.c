@@ -2,10 +2,12 @@
  * rdma-sim: transport engine - scheduling, timers, transmission, receive
  *
  * Doorbells put a QP on the work list and schedule rdma_sim_xport_bh, which
- * runs the requesters round robin with a packet budget each.  Frames for
- * one of the device's own addresses (internal loopback) are queued and
- * received by the same bottom half, never recursively.  Fault injection
- * damages transmitted RoCE frames on request, reproducibly.
+ * gives the QPs turns round robin, with a packet budget each: in a turn the
+ * responder sends what it owes, the requester what its window allows, and
+ * the completer retires what is finished.  Frames for one of the device's
+ * own addresses (internal loopback) are queued and received by the same
+ * bottom half, never recursively.  Fault injection damages transmitted
+ * RoCE frames on request, reproducibly.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -141,6 +143,45 @@ static void rdma_sim_qp_unschedule(RdmaSimState *s, RdmaSimQp *qp)
     }
 }
 
+/*
+ * One turn of a QP: what the responder owes (a coalesced ACK, READ
+ * responses) goes first, then the requester sends new and resent packets,
+ * then the completer retires the WQEs that finished.  Returns true when
+ * the QP has more to send now (it goes to the end of the work list).
+ */
+static bool rdma_sim_qp_turn(RdmaSimState *s, RdmaSimQp *qp)
+{
+    unsigned budget = RDMA_SIM_BURST;
+    bool more;
+
+    if (!qp->x || qp->state == RSIM_QPS_ERR) {
+        return false;
+    }
+    if (rdma_sim_resp_run(s, qp, &budget)) {
+        return true;
+    }
+    more = rdma_sim_req_run(s, qp, &budget);
+    rdma_sim_comp_run(s, qp);
+    return more;
+}
+
+/*
+ * After the completer ran: if it found packets lost, the requester goes
+ * back to the earliest of them.
+ */
+static void rdma_sim_xport_go_back(RdmaSimState *s, RdmaSimQp *qp)
+{
+    RdmaSimXport *x = qp->x;
+
+    if (!x || !x->go_back) {
+        return;
+    }
+    x->go_back = false;
+    if (qp->state == RSIM_QPS_RTS || qp->state == RSIM_QPS_SQD) {
+        rdma_sim_req_restart(s, qp, x->go_back_psn);
+    }
+}
+
 static void rdma_sim_rx_frame(RdmaSimState *s, const uint8_t *frame,
                               size_t len);
 
@@ -170,7 +211,7 @@ static void rdma_sim_xport_bh(void *opaque)
         while (n-- && (qp = QTAILQ_FIRST(&s->work)) != NULL) {
             QTAILQ_REMOVE(&s->work, qp, work_link);
             qp->on_work_list = false;
-            if (rdma_sim_req_run(s, qp)) {
+            if (rdma_sim_qp_turn(s, qp)) {
                 rdma_sim_qp_schedule(s, qp);
             }
         }
@@ -187,11 +228,6 @@ static void rdma_sim_xport_bh(void *opaque)
     s->busy--;
 }
 
-static int64_t rdma_sim_timeout_ns(RdmaSimQp *qp)
-{
-    return (int64_t)4096 << qp->timeout;
-}
-
 /* Keep the retransmission timer running while PSNs are unacknowledged. */
 void rdma_sim_retry_timer_update(RdmaSimState *s, RdmaSimQp *qp)
 {
@@ -200,14 +236,15 @@ void rdma_sim_retry_timer_update(RdmaSimState *s, RdmaSimQp *qp)
     if (!x || x->cq_stalled || x->rnr_wait) {
         return;
     }
-    if (!qp->timeout || !rdma_sim_req_outstanding(qp)) {
+    if (!qp->timeout || !rdma_sim_xport_outstanding(qp)) {
         timer_del(x->retry_timer);
     } else if (!timer_pending(x->retry_timer)) {
         timer_mod(x->retry_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
-                  rdma_sim_timeout_ns(qp));
+                  rdma_sim_qp_timeout_ns(qp));
     }
 }
 
+/* The retransmission timer expired (or a CQ-full retry is due). */
 static void rdma_sim_retry_timer_cb(void *opaque)
 {
     RdmaSimQp *qp = opaque;
@@ -215,9 +252,11 @@ static void rdma_sim_retry_timer_cb(void *opaque)
 
     s->busy++;
     rdma_sim_comp_timeout(s, qp);
+    rdma_sim_xport_go_back(s, qp);
     s->busy--;
 }
 
+/* An RNR NAK's wait is over: the requester sends again. */
 static void rdma_sim_rnr_timer_cb(void *opaque)
 {
     RdmaSimQp *qp = opaque;
@@ -225,6 +264,39 @@ static void rdma_sim_rnr_timer_cb(void *opaque)
 
     s->busy++;
     rdma_sim_comp_rnr_expired(s, qp);
+    rdma_sim_xport_go_back(s, qp);
+    s->busy--;
+}
+
+/*
+ * Nothing was acknowledged for a probe timeout (flow.c): send a packet
+ * again with AckReq, so that the answer shows what the responder has.
+ */
+static void rdma_sim_probe_timer_cb(void *opaque)
+{
+    RdmaSimQp *qp = opaque;
+    RdmaSimXport *x = qp->x;
+    RdmaSimState *s = x->dev;
+    enum rdma_sim_probe kind;
+    uint32_t psn;
+    bool sent = false;
+
+    if ((qp->state != RSIM_QPS_RTS && qp->state != RSIM_QPS_SQD) ||
+        x->rnr_wait || x->cq_stalled || x->req_error ||
+        !rdma_sim_xport_outstanding(qp)) {
+        return;
+    }
+    s->busy++;
+    kind = rdma_sim_flow_probe_psn(qp, &psn);
+    if (kind != RDMA_SIM_PROBE_NONE) {
+        sent = rdma_sim_req_probe(s, qp, psn);
+    }
+    if (kind == RDMA_SIM_PROBE_OLDEST && !sent) {
+        /* a READ or atomic: its responses come only when asked again */
+        rdma_sim_comp_resend(s, qp, psn);
+        rdma_sim_xport_go_back(s, qp);
+    }
+    rdma_sim_flow_probed(s, qp, kind, psn, sent);
     s->busy--;
 }
 
@@ -240,9 +312,10 @@ static void rdma_sim_xport_free(RdmaSimState *s, RdmaSimQp *qp)
         return;
     }
     rdma_sim_qp_unschedule(s, qp);
-    rdma_sim_flow_qp_free(s, qp);
+    rdma_sim_flow_qp_stop(s, qp);
     timer_free(x->retry_timer);
     timer_free(x->rnr_timer);
+    timer_free(x->probe_timer);
     g_free(x->slots);
     g_free(x->rwqe_sge);
     g_free(x->res);
@@ -271,7 +344,8 @@ static RdmaSimXport *rdma_sim_xport_new(RdmaSimState *s, RdmaSimQp *qp)
     x->retry_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rdma_sim_retry_timer_cb,
                                   qp);
     x->rnr_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rdma_sim_rnr_timer_cb, qp);
-    rdma_sim_flow_qp_init(x, qp);
+    x->probe_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rdma_sim_probe_timer_cb,
+                                  qp);
     return x;
 }
 
@@ -338,15 +412,10 @@ void rdma_sim_transport_qp_modified(RdmaSimState *s, RdmaSimQp *qp,
         x->retry_left = qp->retry_cnt;
         x->rnr_left = qp->rnr_retry;
     }
-    if (qp->state == RSIM_QPS_SQD && qp->sq_draining &&
-        qp->sq_cons == x->req_idx) {
+    if (qp->state == RSIM_QPS_SQD && qp->sq_draining) {
+        /* nothing may be in flight: the drain can be over at once */
         rdma_sim_comp_run(s, qp);
-        if (qp->sq_draining && qp->sq_cons == x->req_idx) {
-            qp->sq_draining = false;
-            if (qp->en_sqd_async_notify) {
-                rdma_sim_aeq_post(s, RSIM_EV_SQ_DRAINED, qp->qpn, 0);
-            }
-        }
+        rdma_sim_comp_check_drained(s, qp);
     }
     rdma_sim_qp_schedule(s, qp);
 }
@@ -369,6 +438,7 @@ void rdma_sim_transport_qp_error(RdmaSimState *s, RdmaSimQp *qp)
     rdma_sim_qp_unschedule(s, qp);
     x->rnr_wait = false;
     x->cq_stalled = false;
+    x->go_back = false;
 }
 
 void rdma_sim_transport_qp_destroy(RdmaSimState *s, RdmaSimQp *qp)
@@ -381,11 +451,6 @@ void rdma_sim_transport_sq_kick(RdmaSimState *s, RdmaSimQp *qp)
     if (qp->state == RSIM_QPS_RTS) {
         rdma_sim_qp_schedule(s, qp);
     }
-}
-
-void rdma_sim_transport_rq_kick(RdmaSimState *s, RdmaSimQp *qp)
-{
-    /* receive WQEs are read when a message arrives */
 }
 
 /*
@@ -401,7 +466,7 @@ static void rdma_sim_rx_packet(RdmaSimState *s, const RocePkt *pkt)
         return;
     }
     if (qp && qp->x && ROCE_OPCODE_CLASS(pkt->opcode) == ROCE_CLASS_UD &&
-        (qp->type == RSIM_QPT_UD || qp->type == RSIM_QPT_GSI)) {
+        rdma_sim_qp_is_datagram(qp)) {
         trace_rdma_sim_rx_packet(qp->qpn, pkt->opcode, pkt->psn, pkt->paylen);
         rdma_sim_ud_rx(s, qp, pkt);
         return;
@@ -425,6 +490,7 @@ static void rdma_sim_rx_packet(RdmaSimState *s, const RocePkt *pkt)
     trace_rdma_sim_rx_packet(qp->qpn, pkt->opcode, pkt->psn, pkt->paylen);
     if (pkt->flags & ROCE_F_RESP) {
         rdma_sim_comp_rx(s, qp, pkt);
+        rdma_sim_xport_go_back(s, qp);
     } else {
         rdma_sim_resp_rx(s, qp, pkt);
     }

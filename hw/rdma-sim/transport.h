@@ -1,19 +1,34 @@
 /*
- * rdma-sim: the RoCEv2 RC transport engine
+ * rdma-sim: the RoCEv2 transport engine (RC, UC, UD)
  *
- *   transport.c  scheduling, timers, transmission (loopback, fault
- *                injection), receive dispatch, the hooks qp.c calls
- *   requester.c  reads send WQEs and turns them into request packets
- *   responder.c  executes incoming requests, sends ACKs, NAKs, READ
- *                responses and atomic results
- *   completer.c  handles ACKs/NAKs/responses, retransmission and send
- *                completions
- *   flow.c       round-trip times, tail-loss probes, the port's budget of
+ * One packet's way through the engine, and the file that owns each step:
+ *
+ *   doorbell -> work list -> requester -> wire -> responder -> completer
+ *   (qp.c)      (transport.c) (requester.c) (transport.c) (responder.c)
+ *                                                       (completer.c)
+ *
+ *   transport.c  the engine: the per-QP scheduling loop, timers,
+ *                transmission (loopback, fault injection), receive
+ *                dispatch, the hooks qp.c calls
+ *   requester.c  send WQEs to request packets; go-back-N
+ *   responder.c  executes incoming requests: ACKs, NAKs, READ responses,
+ *                atomics, duplicates
+ *   completer.c  ACKs, NAKs and responses to send completions; retries
+ *   ud.c         the datagram service (UD and GSI QPs)
+ *   wqe.c        the device's copies of send and receive WQEs, and moving
+ *                message bytes between them and packets
+ *   flow.c       round-trip times, probe timing, the port's budget of
  *                unacknowledged bytes
  *
- * The engine runs in the main loop (bottom half, timers, NIC receive), never
- * on a vCPU thread, and never waits: a QP that cannot progress (window
- * full, RNR wait, CQ full) is resumed by the event that unblocks it.
+ * Calls go one way.  transport.c calls the requester, the responder, the
+ * completer and ud.c; these never call one another.  Where the completer
+ * finds that packets must be sent again, it records where (go_back) and
+ * transport.c hands that to the requester.  All of them use wqe.c, flow.c
+ * and the services at the end of this header.
+ *
+ * The engine runs in the main loop (bottom half, timers, NIC receive) and
+ * never waits: a QP that cannot progress (window full, RNR wait, CQ full)
+ * is resumed by the event that unblocks it.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -122,6 +137,8 @@ typedef struct RdmaSimXport {
     uint32_t last_nak_psn;      /* restart point of the last gap handled */
     bool nak_restart_valid;
     uint32_t rnr_psn;           /* where to resume after the RNR wait */
+    bool go_back;               /* the completer found packets to resend */
+    uint32_t go_back_psn;       /* ... from this PSN on */
     QEMUTimer *retry_timer;
     QEMUTimer *rnr_timer;
 
@@ -168,7 +185,116 @@ typedef struct RdmaSimXport {
     uint32_t rd_count;
 } RdmaSimXport;
 
-static inline RdmaSimWqe *rdma_sim_slot(RdmaSimXport *x, uint32_t sq_index)
+/*
+ * Shared checks
+ */
+
+static inline bool rdma_sim_wr_is_atomic(uint32_t op)
+{
+    return op == RSIM_WR_ATOMIC_CMP_AND_SWP ||
+           op == RSIM_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* Does a send WQE of this opcode finish with responses (READ, atomic)? */
+static inline bool rdma_sim_wr_needs_response(uint32_t op)
+{
+    return op == RSIM_WR_RDMA_READ || rdma_sim_wr_is_atomic(op);
+}
+
+static inline bool rdma_sim_qp_is_datagram(const RdmaSimQp *qp)
+{
+    return qp->type == RSIM_QPT_UD || qp->type == RSIM_QPT_GSI;
+}
+
+/* The QP's local ACK timeout: 4.096 us * 2^timeout (IBTA 9.7.6.1.3) */
+static inline int64_t rdma_sim_qp_timeout_ns(const RdmaSimQp *qp)
+{
+    return (int64_t)4096 << qp->timeout;
+}
+
+/* PSNs an RC requester has sent and not yet seen acknowledged */
+static inline uint32_t rdma_sim_xport_outstanding(const RdmaSimQp *qp)
+{
+    const RdmaSimXport *x = qp->x;
+
+    if (!x || qp->type != RSIM_QPT_RC) {
+        return 0;               /* only RC waits for acknowledgements */
+    }
+    return roce_psn_cmp(x->next_psn, x->comp_psn);
+}
+
+/*
+ * transport.c: the engine
+ */
+
+void rdma_sim_transport_init(RdmaSimState *s);
+void rdma_sim_transport_cleanup(RdmaSimState *s);
+void rdma_sim_transport_reset(RdmaSimState *s);
+
+/* QP life cycle (qp.c) */
+void rdma_sim_transport_qp_reset(RdmaSimState *s, RdmaSimQp *qp);
+void rdma_sim_transport_qp_modified(RdmaSimState *s, RdmaSimQp *qp,
+                                    unsigned old_state);
+void rdma_sim_transport_qp_error(RdmaSimState *s, RdmaSimQp *qp);
+void rdma_sim_transport_qp_destroy(RdmaSimState *s, RdmaSimQp *qp);
+void rdma_sim_transport_sq_kick(RdmaSimState *s, RdmaSimQp *qp);
+
+/*
+ * A frame for the port's MAC: consumed (true) if it is RoCEv2 traffic for
+ * one of the port's addresses, otherwise left for the Ethernet RX ring.
+ */
+bool rdma_sim_transport_rx(RdmaSimState *s, const uint8_t *frame, size_t len);
+
+/* Services for the requester, responder, completer, ud.c and flow.c */
+void rdma_sim_xmit(RdmaSimState *s, RoceFrame *f);
+void rdma_sim_qp_schedule(RdmaSimState *s, RdmaSimQp *qp);
+void rdma_sim_retry_timer_update(RdmaSimState *s, RdmaSimQp *qp);
+void rdma_sim_path_from_av(RdmaSimState *s, const struct rsim_av *av,
+                           uint32_t qpn, uint32_t dqpn, RocePath *p);
+
+/*
+ * requester.c
+ */
+
+bool rdma_sim_req_run(RdmaSimState *s, RdmaSimQp *qp, unsigned *budget);
+void rdma_sim_req_restart(RdmaSimState *s, RdmaSimQp *qp, uint32_t psn);
+bool rdma_sim_req_probe(RdmaSimState *s, RdmaSimQp *qp, uint32_t psn);
+
+/*
+ * responder.c
+ */
+
+void rdma_sim_resp_rx(RdmaSimState *s, RdmaSimQp *qp, const RocePkt *pkt);
+bool rdma_sim_resp_run(RdmaSimState *s, RdmaSimQp *qp, unsigned *budget);
+void rdma_sim_resp_error(RdmaSimState *s, RdmaSimQp *qp);
+void rdma_sim_resp_clear(RdmaSimXport *x);
+
+/*
+ * completer.c
+ */
+
+void rdma_sim_comp_rx(RdmaSimState *s, RdmaSimQp *qp, const RocePkt *pkt);
+void rdma_sim_comp_run(RdmaSimState *s, RdmaSimQp *qp);
+void rdma_sim_comp_check_drained(RdmaSimState *s, RdmaSimQp *qp);
+void rdma_sim_comp_timeout(RdmaSimState *s, RdmaSimQp *qp);
+void rdma_sim_comp_rnr_expired(RdmaSimState *s, RdmaSimQp *qp);
+void rdma_sim_comp_resend(RdmaSimState *s, RdmaSimQp *qp, uint32_t psn);
+
+/*
+ * ud.c
+ */
+
+uint32_t rdma_sim_ud_max_msg(RdmaSimState *s);
+uint8_t rdma_sim_ud_send(RdmaSimState *s, RdmaSimQp *qp, RdmaSimWqe *w);
+void rdma_sim_ud_rx(RdmaSimState *s, RdmaSimQp *qp, const RocePkt *pkt);
+
+/*
+ * wqe.c
+ */
+
+/* Send WQEs: the private copy of SQ index sq_index */
+static inline RdmaSimWqe *rdma_sim_wqe_slot(RdmaSimXport *x,
+                                            uint32_t sq_index)
 {
     return (RdmaSimWqe *)(x->slots + (size_t)(sq_index & (x->nslots - 1)) *
                           x->slot_size);
@@ -179,91 +305,54 @@ static inline const RdmaSimSgl *rdma_sim_wqe_sgl(const RdmaSimWqe *w)
     return (const RdmaSimSgl *)w->data;
 }
 
-/* transport.c */
-void rdma_sim_transport_init(RdmaSimState *s);
-void rdma_sim_transport_cleanup(RdmaSimState *s);
-void rdma_sim_transport_reset(RdmaSimState *s);
-void rdma_sim_xmit(RdmaSimState *s, RoceFrame *f);
-void rdma_sim_qp_schedule(RdmaSimState *s, RdmaSimQp *qp);
-void rdma_sim_retry_timer_update(RdmaSimState *s, RdmaSimQp *qp);
-
-/* QP life cycle (qp.c) */
-void rdma_sim_transport_qp_reset(RdmaSimState *s, RdmaSimQp *qp);
-void rdma_sim_transport_qp_modified(RdmaSimState *s, RdmaSimQp *qp,
-                                    unsigned old_state);
-void rdma_sim_transport_qp_error(RdmaSimState *s, RdmaSimQp *qp);
-void rdma_sim_transport_qp_destroy(RdmaSimState *s, RdmaSimQp *qp);
-
-/* doorbells */
-void rdma_sim_transport_sq_kick(RdmaSimState *s, RdmaSimQp *qp);
-void rdma_sim_transport_rq_kick(RdmaSimState *s, RdmaSimQp *qp);
-
-/*
- * A frame for the port's MAC: consumed (true) if it is RoCEv2 traffic for
- * one of the port's addresses, otherwise left for the Ethernet RX ring.
- */
-bool rdma_sim_transport_rx(RdmaSimState *s, const uint8_t *frame, size_t len);
-
-/* requester.c */
-bool rdma_sim_req_run(RdmaSimState *s, RdmaSimQp *qp);
+MemTxResult rdma_sim_sgl_read(RdmaSimState *s, const RdmaSimRing *ring,
+                              uint64_t off, uint32_t n, RdmaSimSgl *sgl);
+RdmaSimWqe *rdma_sim_wqe_find(RdmaSimQp *qp, uint32_t psn);
 enum rsim_status rdma_sim_wqe_gather(RdmaSimState *s, RdmaSimQp *qp,
                                      const RdmaSimWqe *w, uint32_t off,
                                      uint8_t *buf, uint32_t n);
-void rdma_sim_req_restart(RdmaSimState *s, RdmaSimQp *qp, uint32_t psn);
-bool rdma_sim_req_probe(RdmaSimState *s, RdmaSimQp *qp, uint32_t psn);
-uint32_t rdma_sim_req_outstanding(RdmaSimQp *qp);
+enum rsim_status rdma_sim_wqe_scatter(RdmaSimState *s, RdmaSimQp *qp,
+                                      const RdmaSimWqe *w, uint32_t off,
+                                      const uint8_t *buf, uint32_t n);
 
-/* responder.c */
+/* Receive WQEs */
 enum rdma_sim_rwqe_result {
     RDMA_SIM_RWQE_OK,
     RDMA_SIM_RWQE_NONE,         /* receive queue empty: RNR */
     RDMA_SIM_RWQE_BAD,          /* malformed or inaccessible WQE */
 };
-enum rdma_sim_rwqe_result rdma_sim_resp_get_rwqe(RdmaSimState *s,
-                                                 RdmaSimQp *qp);
-bool rdma_sim_resp_cq_room(RdmaSimState *s, RdmaSimQp *qp);
-uint8_t rdma_sim_resp_place(RdmaSimState *s, RdmaSimQp *qp, const uint8_t *buf,
-                            uint32_t n);
-void rdma_sim_resp_finish_ud(RdmaSimState *s, RdmaSimQp *qp, uint8_t status,
-                             uint32_t src_qp, uint32_t ex, uint32_t wc_flags,
-                             bool se);
-void rdma_sim_resp_rx(RdmaSimState *s, RdmaSimQp *qp, const RocePkt *pkt);
-bool rdma_sim_resp_run(RdmaSimState *s, RdmaSimQp *qp, unsigned *budget);
-void rdma_sim_resp_error(RdmaSimState *s, RdmaSimQp *qp);
-void rdma_sim_resp_clear(RdmaSimXport *x);
+enum rdma_sim_rwqe_result rdma_sim_rwqe_get(RdmaSimState *s, RdmaSimQp *qp);
+bool rdma_sim_rwqe_cq_room(RdmaSimState *s, RdmaSimQp *qp);
+uint8_t rdma_sim_rwqe_place(RdmaSimState *s, RdmaSimQp *qp,
+                            const uint8_t *buf, uint32_t n);
+bool rdma_sim_rwqe_complete(RdmaSimState *s, RdmaSimQp *qp, uint8_t status,
+                            uint32_t opcode, uint32_t byte_len, uint32_t ex,
+                            uint32_t wc_flags, bool se, uint32_t src_qp);
 
-/* completer.c */
-void rdma_sim_comp_rx(RdmaSimState *s, RdmaSimQp *qp, const RocePkt *pkt);
-void rdma_sim_comp_run(RdmaSimState *s, RdmaSimQp *qp);
-void rdma_sim_comp_timeout(RdmaSimState *s, RdmaSimQp *qp);
-void rdma_sim_comp_rnr_expired(RdmaSimState *s, RdmaSimQp *qp);
-RdmaSimWqe *rdma_sim_comp_find(RdmaSimQp *qp, uint32_t psn);
+/*
+ * flow.c
+ */
 
-/* flow.c */
 void rdma_sim_flow_reset(RdmaSimState *s);
-void rdma_sim_flow_qp_init(RdmaSimXport *x, RdmaSimQp *qp);
 void rdma_sim_flow_qp_stop(RdmaSimState *s, RdmaSimQp *qp);
-void rdma_sim_flow_qp_free(RdmaSimState *s, RdmaSimQp *qp);
 uint32_t rdma_sim_flow_window(RdmaSimState *s, RdmaSimQp *qp);
 bool rdma_sim_flow_at_edge(RdmaSimState *s, RdmaSimQp *qp, uint32_t psn);
 bool rdma_sim_flow_may_send(RdmaSimState *s, RdmaSimQp *qp, uint32_t pkts);
-void rdma_sim_flow_stopped(RdmaSimState *s, RdmaSimQp *qp);
+bool rdma_sim_flow_ack_wanted(RdmaSimQp *qp, uint32_t *psn);
 void rdma_sim_flow_sent(RdmaSimState *s, RdmaSimQp *qp, uint32_t psn,
                         uint32_t pkts, bool ackreq);
 void rdma_sim_flow_restart(RdmaSimState *s, RdmaSimQp *qp, uint32_t psn);
 bool rdma_sim_flow_acked(RdmaSimState *s, RdmaSimQp *qp, uint32_t old_comp);
 void rdma_sim_flow_loss(RdmaSimState *s, RdmaSimQp *qp);
 
-/* ud.c */
-uint32_t rdma_sim_ud_max_msg(RdmaSimState *s);
-uint8_t rdma_sim_ud_send(RdmaSimState *s, RdmaSimQp *qp, RdmaSimWqe *w);
-void rdma_sim_ud_rx(RdmaSimState *s, RdmaSimQp *qp, const RocePkt *pkt);
-
-/* shared by the engine */
-void rdma_sim_path_from_av(RdmaSimState *s, const struct rsim_av *av,
-                           uint32_t qpn, uint32_t dqpn, RocePath *p);
-bool rdma_sim_complete(RdmaSimState *s, RdmaSimQp *qp, RdmaSimCq *cq,
-                       const struct rsim_cqe *cqe, bool solicited);
-void rdma_sim_fail_qp(RdmaSimState *s, RdmaSimQp *qp, enum rsim_event_type ev);
+/* Tail-loss probes: which packet the probe timer sends again */
+enum rdma_sim_probe {
+    RDMA_SIM_PROBE_NONE,        /* nothing in flight to send again */
+    RDMA_SIM_PROBE_NEWEST,      /* the newest packet sent */
+    RDMA_SIM_PROBE_OLDEST,      /* the oldest unacknowledged one */
+};
+enum rdma_sim_probe rdma_sim_flow_probe_psn(RdmaSimQp *qp, uint32_t *psn);
+void rdma_sim_flow_probed(RdmaSimState *s, RdmaSimQp *qp,
+                          enum rdma_sim_probe kind, uint32_t psn, bool sent);
 
 #endif /* HW_RDMA_SIM_TRANSPORT_H */

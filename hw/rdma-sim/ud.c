@@ -91,18 +91,18 @@ void rdma_sim_ud_rx(RdmaSimState *s, RdmaSimQp *qp, const RocePkt *pkt)
         trace_rdma_sim_rx_drop(qp->qpn, pkt->opcode, "Q_Key mismatch");
         return;
     }
-    switch (rdma_sim_resp_get_rwqe(s, qp)) {
+    switch (rdma_sim_rwqe_get(s, qp)) {
     case RDMA_SIM_RWQE_NONE:
         s->stats[RSIM_STAT_RX_DROP_NO_QP]++;
         trace_rdma_sim_rx_drop(qp->qpn, pkt->opcode, "no receive WQE");
         return;
     case RDMA_SIM_RWQE_BAD:
-        rdma_sim_fail_qp(s, qp, RSIM_EV_QP_FATAL);
+        rdma_sim_qp_fail(s, qp, RSIM_EV_QP_FATAL);
         return;
     default:
         break;
     }
-    if (!rdma_sim_resp_cq_room(s, qp)) {
+    if (!rdma_sim_rwqe_cq_room(s, qp)) {
         return;                 /* the WQE stays for the next datagram */
     }
     if (pkt->ipv6) {
@@ -110,13 +110,14 @@ void rdma_sim_ud_rx(RdmaSimState *s, RdmaSimQp *qp, const RocePkt *pkt)
     } else {
         memcpy(grh + RDMA_SIM_GRH_LEN - 20, pkt->l3, 20);
     }
-    status = rdma_sim_resp_place(s, qp, grh, sizeof(grh));
+    status = rdma_sim_rwqe_place(s, qp, grh, sizeof(grh));
     if (status == RSIM_WC_SUCCESS && pkt->paylen) {
-        status = rdma_sim_resp_place(s, qp, pkt->payload, pkt->paylen);
+        status = rdma_sim_rwqe_place(s, qp, pkt->payload, pkt->paylen);
     }
     if (pkt->flags & ROCE_F_IMMDT) {
         wc_flags |= RSIM_WC_WITH_IMM;
         ex = pkt->imm;
     }
-    rdma_sim_resp_finish_ud(s, qp, status, pkt->src_qpn, ex, wc_flags, pkt->se);
+    rdma_sim_rwqe_complete(s, qp, status, RSIM_WC_RECV, qp->x->recv_len, ex,
+                           wc_flags, pkt->se, pkt->src_qpn);
 }
