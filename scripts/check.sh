@@ -12,7 +12,8 @@
 # failed or a suite could not run. Logs: build/logs/<suite>/.
 #
 # Suites:
-#  smoke   the QEMU binary starts -M pc / -M q35 and knows the devices we need
+#  smoke   the QEMU binary starts -M pc / -M q35 and knows the devices we need;
+#          the datasheet's property table matches the device (tests/docs)
 #  qtest   every tests/qtest/*.c is a qtest program; it is built with ninja in
 #          build/qemu-build and run with --tap; each TAP result is one test,
 #          a crash/timeout/non-zero exit of the program is one more failure
@@ -91,6 +92,14 @@ suite_smoke() {
             if grep -q "name \"$d\"" "$log"; then pass "smoke/has-$d"; else fail "smoke/has-$d" "not in -device help, see $log"; fi
         done
         if grep -qi 'name "[^"]*rdma' "$log"; then pass smoke/has-rdma-device; else fail smoke/has-rdma-device "no rdma device in -device help, see $log"; fi
+    fi
+
+    # docs/datasheet.md section 2 against the device's own properties
+    log=$LOGS/smoke/datasheet-props.log
+    if python3 "$REPO/tests/docs/datasheet-props.py" "$QEMU" "$REPO/docs/datasheet.md" > "$log" 2>&1; then
+        pass smoke/datasheet-props
+    else
+        fail smoke/datasheet-props "docs/datasheet.md section 2 and -device rdma-sim,help differ" "$log"
     fi
 
     local share=$LOGS/smoke/share m

@@ -227,7 +227,7 @@ static enum rsim_status rdma_sim_cmd_create_eq(RdmaSimState *s, RdmaSimCmd *c)
     if (vector < 1 || vector >= s->props.msix_vectors) {
         RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "EQ vector must be 1..vectors-1");
     }
-    if (!addr || (addr & 63)) {
+    if (!addr || !QEMU_IS_ALIGNED(addr, RSIM_QUEUE_ALIGN)) {
         RDMA_SIM_REFUSE(c, RSIM_STS_INVALID,
                         "EQ ring zero or not 64-byte aligned");
     }

@@ -19,7 +19,8 @@
 /* Largest IB MTU that fits the Ethernet MTU with RoCEv2 headers. */
 uint8_t rdma_sim_active_mtu(uint32_t eth_mtu)
 {
-    uint32_t room = eth_mtu > 80 ? eth_mtu - 80 : 0;
+    uint32_t room = eth_mtu > RSIM_ROCE_OVERHEAD ?
+                    eth_mtu - RSIM_ROCE_OVERHEAD : 0;
     uint8_t mtu = RSIM_MTU_256;
 
     while (mtu < RSIM_MTU_4096 && (256u << mtu) <= room) {
@@ -77,7 +78,8 @@ static void rdma_sim_eth_completed(RdmaSimState *s, unsigned kind)
 static void rdma_sim_eth_transmit(RdmaSimState *s)
 {
     RdmaSimEthq *q = &s->ethq[RSIM_ETHQ_TX];
-    g_autofree uint8_t *frame = g_malloc(RSIM_MAX_ETH_MTU + 18);
+    g_autofree uint8_t *frame = g_malloc(RSIM_MAX_ETH_MTU +
+                                         RSIM_ETH_FRAME_OVERHEAD);
     bool done = false;
 
     s->busy++;
@@ -91,9 +93,10 @@ static void rdma_sim_eth_transmit(RdmaSimState *s)
             break;
         }
         len = le16_to_cpu(d.len);
-        if (len < ETH_HLEN || len > s->eth_mtu + 18) {
-            rdma_sim_guest_error(s, "eth", "TX frame length %u outside 14..%u",
-                                 len, s->eth_mtu + 18);
+        if (len < ETH_HLEN || len > s->eth_mtu + RSIM_ETH_FRAME_OVERHEAD) {
+            rdma_sim_guest_error(s, "eth", "TX frame length %u outside %u..%u",
+                                 len, ETH_HLEN,
+                                 s->eth_mtu + RSIM_ETH_FRAME_OVERHEAD);
             flags |= RSIM_ETH_DESC_ERR;
         } else if (rdma_sim_dma_read(s, le64_to_cpu(d.addr), frame, len)) {
             rdma_sim_guest_error(s, "eth",

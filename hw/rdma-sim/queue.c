@@ -46,7 +46,8 @@ enum rsim_status rdma_sim_ring_init(RdmaSimState *s, RdmaSimRing *ring,
         return RSIM_STS_LIMIT;
     }
     if (pl.level == RSIM_PBL_LEVEL0) {
-        if (pl.addr & 63 || d->page_shift || pl.npages) {
+        if (!QEMU_IS_ALIGNED(pl.addr, RSIM_QUEUE_ALIGN) || d->page_shift ||
+            pl.npages) {
             return RSIM_STS_INVALID;
         }
     }

@@ -13,6 +13,7 @@
 #include "qemu/module.h"
 #include "qemu/units.h"
 #include "qapi/error.h"
+#include "qapi/visitor.h"
 #include "hw/pci/msix.h"
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
@@ -153,7 +154,8 @@ static void rdma_sim_reset_state(RdmaSimState *s)
 
 static bool rdma_sim_ring_regs_ok(uint64_t base, uint32_t depth, uint32_t max)
 {
-    return base && !(base & 63) && is_power_of_2(depth) && depth >= 2 &&
+    return base && QEMU_IS_ALIGNED(base, RSIM_QUEUE_ALIGN) &&
+           is_power_of_2(depth) && depth >= 2 &&
            depth <= max;
 }
 
@@ -631,83 +633,6 @@ static const MemoryRegionOps rdma_sim_db_ops = {
     },
 };
 
-static bool rdma_sim_check_props(RdmaSimState *s, Error **errp)
-{
-    const RdmaSimProps *p = &s->props;
-
-    if (p->max_qp < 2 || p->max_qp > RDMA_SIM_MAX_QP_LIMIT) {
-        error_setg(errp, "rdma-sim: max-qp must be 2..%u, not %u",
-                   RDMA_SIM_MAX_QP_LIMIT, p->max_qp);
-        return false;
-    }
-    if (p->max_mr < 1 || p->max_mr > RDMA_SIM_MAX_MR_LIMIT) {
-        error_setg(errp, "rdma-sim: max-mr must be 1..%u, not %u",
-                   RDMA_SIM_MAX_MR_LIMIT, p->max_mr);
-        return false;
-    }
-    if (!p->max_cq || p->max_cq > (1u << 24) || !p->max_pd ||
-        p->max_pd > (1u << 24) || !p->max_srq || p->max_srq > (1u << 24) ||
-        p->max_ah < 2 || p->max_ah > (1u << 24)) {
-        error_setg(errp, "rdma-sim: max-cq, max-pd, max-srq must be "
-                   "1..16777216 and max-ah 2..16777216");
-        return false;
-    }
-    if (!p->max_gid || p->max_gid > 256) {
-        error_setg(errp, "rdma-sim: max-gid must be 1..256, not %u",
-                   p->max_gid);
-        return false;
-    }
-    if (!p->max_sge || p->max_sge > 64) {
-        error_setg(errp, "rdma-sim: max-sge must be 1..64, not %u",
-                   p->max_sge);
-        return false;
-    }
-    if (p->max_qp_wr < 1 || p->max_qp_wr > 32767 ||
-        p->max_cqe < 1 || p->max_cqe > 4194303) {
-        error_setg(errp, "rdma-sim: max-qp-wr must be 1..32767 and max-cqe "
-                   "1..4194303");
-        return false;
-    }
-    if (p->max_inline > 4096) {
-        error_setg(errp, "rdma-sim: max-inline must be at most 4096, not %u",
-                   p->max_inline);
-        return false;
-    }
-    if (RSIM_SEND_WQE_HDR_SIZE + MAX(p->max_inline, p->max_sge * 16) >
-        RDMA_SIM_MAX_ELEM_SIZE) {
-        error_setg(errp, "rdma-sim: max-inline and max-sge give send WQEs "
-                   "larger than %u bytes", RDMA_SIM_MAX_ELEM_SIZE);
-        return false;
-    }
-    if (!p->max_rd_atom || p->max_rd_atom > 128) {
-        error_setg(errp, "rdma-sim: max-rd-atom must be 1..128, not %u",
-                   p->max_rd_atom);
-        return false;
-    }
-    if (!p->db_pages || p->db_pages > RDMA_SIM_MAX_DB_PAGES) {
-        error_setg(errp, "rdma-sim: db-pages must be 1..%u, not %u",
-                   RDMA_SIM_MAX_DB_PAGES, p->db_pages);
-        return false;
-    }
-    if (p->tx_window < 4 || p->tx_window > 1024) {
-        error_setg(errp, "rdma-sim: tx-window must be 4..1024 KiB, not %u",
-                   p->tx_window);
-        return false;
-    }
-    if (p->fault_drop > 1000000 || p->fault_dup > 1000000 ||
-        p->fault_reorder > 1000000 || p->fault_corrupt > 1000000) {
-        error_setg(errp, "rdma-sim: fault-* shares are parts per million, "
-                   "0..1000000");
-        return false;
-    }
-    if (p->msix_vectors < 2 || p->msix_vectors > RDMA_SIM_MAX_MSIX) {
-        error_setg(errp, "rdma-sim: msix-vectors must be 2..%u, not %u",
-                   RDMA_SIM_MAX_MSIX, p->msix_vectors);
-        return false;
-    }
-    return true;
-}
-
 static void rdma_sim_init_tables(RdmaSimState *s)
 {
     const RdmaSimProps *p = &s->props;
@@ -730,9 +655,6 @@ static void rdma_sim_realize(PCIDevice *pci, Error **errp)
     RdmaSimState *s = RDMA_SIM(pci);
     uint32_t db_size;
 
-    if (!rdma_sim_check_props(s, errp)) {
-        return;
-    }
     pci->config[PCI_INTERRUPT_PIN] = 0;
     pci_config_set_revision(pci->config, RSIM_PCI_REVISION);
 
@@ -787,63 +709,128 @@ static void rdma_sim_qdev_reset(DeviceState *dev)
     rdma_sim_reset_state(RDMA_SIM(dev));
 }
 
-static Property rdma_sim_properties[] = {
-    DEFINE_NIC_PROPERTIES(RdmaSimState, conf),
-    DEFINE_PROP_UINT32("max-qp", RdmaSimState, props.max_qp, 1024),
-    DEFINE_PROP_UINT32("max-cq", RdmaSimState, props.max_cq, 1024),
-    DEFINE_PROP_UINT32("max-srq", RdmaSimState, props.max_srq, 256),
-    DEFINE_PROP_UINT32("max-mr", RdmaSimState, props.max_mr, 8192),
-    DEFINE_PROP_UINT32("max-pd", RdmaSimState, props.max_pd, 1024),
-    DEFINE_PROP_UINT32("max-ah", RdmaSimState, props.max_ah, 1024),
-    DEFINE_PROP_UINT32("max-gid", RdmaSimState, props.max_gid, 16),
-    DEFINE_PROP_UINT32("max-sge", RdmaSimState, props.max_sge, 16),
-    DEFINE_PROP_UINT32("max-qp-wr", RdmaSimState, props.max_qp_wr, 16384),
-    DEFINE_PROP_UINT32("max-cqe", RdmaSimState, props.max_cqe, 65535),
-    DEFINE_PROP_UINT32("max-inline", RdmaSimState, props.max_inline, 512),
-    DEFINE_PROP_UINT32("max-rd-atom", RdmaSimState, props.max_rd_atom, 128),
-    DEFINE_PROP_UINT32("db-pages", RdmaSimState, props.db_pages, 64),
-    DEFINE_PROP_UINT32("msix-vectors", RdmaSimState, props.msix_vectors, 9),
-    DEFINE_PROP_UINT32("tx-window", RdmaSimState, props.tx_window, 80),
-    DEFINE_PROP_UINT32("fault-drop", RdmaSimState, props.fault_drop, 0),
-    DEFINE_PROP_UINT32("fault-dup", RdmaSimState, props.fault_dup, 0),
-    DEFINE_PROP_UINT32("fault-reorder", RdmaSimState, props.fault_reorder, 0),
-    DEFINE_PROP_UINT32("fault-corrupt", RdmaSimState, props.fault_corrupt, 0),
-    DEFINE_PROP_UINT64("fault-seed", RdmaSimState, props.fault_seed, 0),
-    DEFINE_PROP_END_OF_LIST(),
+/*
+ * Properties
+ *
+ * One table gives each property its default, range and meaning: the
+ * class gets one uint32 property per row, whose setter refuses a value
+ * outside the range, and -device rdma-sim,help shows all three.
+ * docs/datasheet.md section 2 lists the same; a test compares the two.
+ */
+typedef struct RdmaSimPropInfo {
+    const char *name;
+    size_t offset;              /* of the value in RdmaSimProps */
+    uint32_t def, min, max;
+    const char *desc;
+} RdmaSimPropInfo;
+
+#define PROP(field) offsetof(RdmaSimProps, field)
+
+static const RdmaSimPropInfo rdma_sim_props[] = {
+    { "max-qp", PROP(max_qp), 1024, 2, RDMA_SIM_MAX_QP_LIMIT,
+      "QP table size; QPNs 2..max-qp-1 (QPN 1 is the GSI QP)" },
+    { "max-cq", PROP(max_cq), 1024, 1, RDMA_SIM_MAX_OBJECTS,
+      "completion queues" },
+    { "max-srq", PROP(max_srq), 256, 1, RDMA_SIM_MAX_OBJECTS,
+      "shared receive queues" },
+    { "max-mr", PROP(max_mr), 8192, 1, RDMA_SIM_MAX_OBJECTS,
+      "MR/stag table entries (the key index range)" },
+    { "max-pd", PROP(max_pd), 1024, 1, RDMA_SIM_MAX_OBJECTS,
+      "protection domains" },
+    { "max-ah", PROP(max_ah), 1024, 2, RDMA_SIM_MAX_OBJECTS,
+      "address handles (numbers 1..max-ah-1)" },
+    { "max-gid", PROP(max_gid), 16, 1, 256,
+      "GID table entries of the port" },
+    { "max-sge", PROP(max_sge), 16, 1, RDMA_SIM_MAX_SGE,
+      "scatter/gather entries per send, receive and SRQ work request" },
+    { "max-qp-wr", PROP(max_qp_wr), 16384, 1, 32767,
+      "work requests per send/receive queue" },
+    { "max-cqe", PROP(max_cqe), 65535, 1, 4194303,
+      "entries per completion queue" },
+    { "max-inline", PROP(max_inline), 512, 0, RDMA_SIM_MAX_INLINE,
+      "inline data bytes per send work request" },
+    { "max-rd-atom", PROP(max_rd_atom), 128, 1, 128,
+      "RDMA READ/atomic operations in flight per QP, each direction" },
+    { "db-pages", PROP(db_pages), 64, 1, RDMA_SIM_MAX_DB_PAGES,
+      "4 KiB doorbell pages in BAR2 (page 0: the kernel driver's)" },
+    { "msix-vectors", PROP(msix_vectors), 9, 2, RDMA_SIM_MAX_MSIX,
+      "MSI-X vectors: 0 for admin and async events, the rest for "
+      "completion EQs" },
+    { "tx-window", PROP(tx_window), 80, 4, 1024,
+      "KiB of unacknowledged RC payload the port keeps in flight, all QPs "
+      "together; keep it below what the receiving host's UDP socket "
+      "buffers (80 fits its default 208 KiB, counted with the kernel's "
+      "overhead)" },
+    { "fault-drop", PROP(fault_drop), 0, 0, 1000000,
+      "drop this share of transmitted RoCE frames, parts per million" },
+    { "fault-dup", PROP(fault_dup), 0, 0, 1000000,
+      "duplicate this share of transmitted RoCE frames, ppm" },
+    { "fault-reorder", PROP(fault_reorder), 0, 0, 1000000,
+      "hold this share of transmitted RoCE frames back behind the next "
+      "one, ppm" },
+    { "fault-corrupt", PROP(fault_corrupt), 0, 0, 1000000,
+      "flip a bit in this share of transmitted RoCE frames, ppm" },
 };
 
-static const struct {
-    const char *name;
-    const char *desc;
-} rdma_sim_prop_help[] = {
-    { "max-qp", "QP table size; QPNs 2..max-qp-1 (QPN 1 is GSI), 2..1048576" },
-    { "max-cq", "completion queues, 1..16777216" },
-    { "max-srq", "shared receive queues, 1..16777216" },
-    { "max-mr", "MR/stag table entries (key index range), 1..16777216" },
-    { "max-pd", "protection domains, 1..16777216" },
-    { "max-ah", "address handles (numbers 1..max-ah-1), 2..16777216" },
-    { "max-gid", "GID table entries of the port, 1..256" },
-    { "max-sge", "scatter/gather entries per work request, 1..64" },
-    { "max-qp-wr", "work requests per send/receive queue, 1..32767" },
-    { "max-cqe", "entries per completion queue, 1..4194303" },
-    { "max-inline", "inline data bytes per send work request, 0..4096" },
-    { "max-rd-atom", "outstanding RDMA READ/atomic operations per QP, "
-      "1..128" },
-    { "db-pages", "4 KiB doorbell pages in BAR2 (page 0: kernel), 1..1024" },
-    { "msix-vectors", "MSI-X vectors: 0 admin/async, the rest completion "
-      "EQs; 2..32" },
-    { "tx-window", "KiB of unacknowledged RC payload the port keeps in "
-      "flight, for all QPs together, 4..1024: keep it below what the "
-      "receiving host's UDP socket buffers (80 for its default 208 KiB)" },
-    { "fault-drop", "drop this share of transmitted RoCE frames, in parts "
-      "per million (testing)" },
-    { "fault-dup", "duplicate this share of transmitted RoCE frames, ppm" },
-    { "fault-reorder", "delay this share of transmitted RoCE frames behind "
-      "the next one, ppm" },
-    { "fault-corrupt", "flip a bit in this share of transmitted RoCE frames, "
-      "ppm" },
-    { "fault-seed", "seed of the fault generator: the same seed gives the "
-      "same faults (0: a fixed default)" },
+#undef PROP
+
+/* Send WQEs of the largest max-sge and max-inline fit a ring element */
+QEMU_BUILD_BUG_ON(RSIM_SEND_WQE_HDR_SIZE +
+                  MAX_CONST(RDMA_SIM_MAX_INLINE, RDMA_SIM_MAX_SGE * 16) >
+                  RDMA_SIM_MAX_ELEM_SIZE);
+
+static uint32_t *rdma_sim_prop_ptr(Object *obj, const RdmaSimPropInfo *info)
+{
+    return (uint32_t *)((uint8_t *)&RDMA_SIM(obj)->props + info->offset);
+}
+
+static void rdma_sim_prop_get(Object *obj, Visitor *v, const char *name,
+                              void *opaque, Error **errp)
+{
+    visit_type_uint32(v, name, rdma_sim_prop_ptr(obj, opaque), errp);
+}
+
+static void rdma_sim_prop_set(Object *obj, Visitor *v, const char *name,
+                              void *opaque, Error **errp)
+{
+    const RdmaSimPropInfo *info = opaque;
+    uint32_t val;
+
+    if (DEVICE(obj)->realized) {
+        qdev_prop_set_after_realize(DEVICE(obj), name, errp);
+        return;
+    }
+    if (!visit_type_uint32(v, name, &val, errp)) {
+        return;
+    }
+    if (val < info->min || val > info->max) {
+        error_setg(errp, "rdma-sim: %s must be %u..%u, not %u", name,
+                   info->min, info->max, val);
+        return;
+    }
+    *rdma_sim_prop_ptr(obj, info) = val;
+}
+
+static void rdma_sim_class_add_props(ObjectClass *klass)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(rdma_sim_props); i++) {
+        const RdmaSimPropInfo *info = &rdma_sim_props[i];
+        g_autofree char *desc = g_strdup_printf("%s; %u..%u", info->desc,
+                                                info->min, info->max);
+        ObjectProperty *op;
+
+        op = object_class_property_add(klass, info->name, "uint32",
+                                       rdma_sim_prop_get, rdma_sim_prop_set,
+                                       NULL, (void *)info);
+        object_property_set_default_uint(op, info->def);
+        object_class_property_set_description(klass, info->name, desc);
+    }
+}
+
+static Property rdma_sim_properties[] = {
+    DEFINE_NIC_PROPERTIES(RdmaSimState, conf),
+    DEFINE_PROP_UINT64("fault-seed", RdmaSimState, props.fault_seed, 0),
+    DEFINE_PROP_END_OF_LIST(),
 };
 
 static const VMStateDescription rdma_sim_vmstate = {
@@ -869,10 +856,10 @@ static void rdma_sim_class_init(ObjectClass *klass, void *data)
     dc->reset = rdma_sim_qdev_reset;
     dc->vmsd = &rdma_sim_vmstate;
     device_class_set_props(dc, rdma_sim_properties);
-    for (size_t i = 0; i < ARRAY_SIZE(rdma_sim_prop_help); i++) {
-        object_class_property_set_description(klass, rdma_sim_prop_help[i].name,
-                                              rdma_sim_prop_help[i].desc);
-    }
+    object_class_property_set_description(klass, "fault-seed",
+        "seed of the fault generator: the same seed gives the same faults "
+        "(0: a fixed default)");
+    rdma_sim_class_add_props(klass);
     set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
 }
 

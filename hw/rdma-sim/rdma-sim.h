@@ -30,11 +30,13 @@
 #define TYPE_RDMA_SIM "rdma-sim"
 OBJECT_DECLARE_SIMPLE_TYPE(RdmaSimState, RDMA_SIM)
 
-/* Hard limits of this model, beyond which properties are refused */
+/* Hard limits of this model; the properties below stay within them */
 #define RDMA_SIM_MAX_QP_LIMIT   (1u << 20)
-#define RDMA_SIM_MAX_MR_LIMIT   (1u << 24)
+/* CQs, SRQs, MRs, PDs, AHs: MR keys carry a 24-bit index */
+#define RDMA_SIM_MAX_OBJECTS    (1u << 24)
 #define RDMA_SIM_MAX_MSIX       32
 #define RDMA_SIM_MAX_SGE        64
+#define RDMA_SIM_MAX_INLINE     4096
 #define RDMA_SIM_MAX_DB_PAGES   1024
 #define RDMA_SIM_MAX_ELEM_SIZE  8192
 #define RDMA_SIM_MAX_EQ_DEPTH   4096
@@ -209,6 +211,7 @@ typedef struct RdmaSimEthq {
     uint32_t cons;              /* device's consumer index */
 } RdmaSimEthq;
 
+/* Property values; defaults, ranges and meanings: rdma_sim_props[] */
 typedef struct RdmaSimProps {
     uint32_t max_qp;
     uint32_t max_cq;
@@ -224,8 +227,7 @@ typedef struct RdmaSimProps {
     uint32_t max_rd_atom;
     uint32_t db_pages;
     uint32_t msix_vectors;
-    uint32_t tx_window;         /* most KiB in flight, per QP and port */
-    /* fault injection on transmitted RoCE frames, parts per million */
+    uint32_t tx_window;
     uint32_t fault_drop;
     uint32_t fault_dup;
     uint32_t fault_reorder;

@@ -213,6 +213,11 @@ enum rsim_cq_arm {
  * ring is 1 and flips on every wrap; the queue memory starts zeroed.
  * ------------------------------------------------------------------------ */
 #define RSIM_AQ_ENTRY_SIZE          64
+/*
+ * Every queue the device reads or writes as one contiguous buffer (AQ,
+ * ACQ, AEQ, EQs, level-0 rings) starts on this boundary.
+ */
+#define RSIM_QUEUE_ALIGN            64
 #define RSIM_ACQ_ENTRY_SIZE         64
 #define RSIM_EQ_ENTRY_SIZE          16
 #define RSIM_ETH_DESC_SIZE          16
@@ -384,6 +389,14 @@ struct rsim_cmd_set_port {
 #define RSIM_SET_PORT_MAC           (1u << 1)
 #define RSIM_MIN_ETH_MTU            68
 #define RSIM_MAX_ETH_MTU            9000
+/* A frame may be this much longer than the MTU: Ethernet header, VLAN tag */
+#define RSIM_ETH_FRAME_OVERHEAD     18
+/*
+ * The port's active (IB) MTU is the largest that fits the Ethernet MTU
+ * less the largest RoCEv2 headers of a packet with payload: IPv6 (40),
+ * UDP (8), BTH (12), RETH (16) and ICRC (4).
+ */
+#define RSIM_ROCE_OVERHEAD          80
 
 /* QUERY_STATS: the device writes min(len / 8, RSIM_STAT_COUNT) counters. */
 struct rsim_cmd_query_stats {
@@ -497,7 +510,9 @@ struct rsim_eth_desc {
 };
 #define RSIM_ETH_DESC_DONE          (1u << 0)
 #define RSIM_ETH_DESC_ERR           (1u << 1)
-#define RSIM_ETH_MIN_RX_BUF         (RSIM_MAX_ETH_MTU + 22)
+/* RX buffers hold the largest frame with 4 bytes to spare */
+#define RSIM_ETH_MIN_RX_BUF \
+    (RSIM_MAX_ETH_MTU + RSIM_ETH_FRAME_OVERHEAD + 4)
 
 /* CREATE_CQ: result dword 0 = CQN. */
 struct rsim_cmd_create_cq {
