@@ -29,23 +29,24 @@ typedef struct RdmaSimCmd {
 
 QEMU_BUILD_BUG_ON(sizeof(struct rsim_create_resp) != 56);
 
-static bool rdma_sim_is_zero(const void *p, size_t n)
+/* Refuse the command with status; why goes to the log. */
+static enum rsim_status refuse(RdmaSimCmd *c, enum rsim_status status,
+                               const char *why)
 {
-    return buffer_is_zero(p, n);
+    c->why = why;
+    return status;
 }
 
-#define RDMA_SIM_REFUSE(c, status, reason) \
-    do {                               \
-        (c)->why = (reason);           \
-        return (status);               \
-    } while (0)
-
-#define RDMA_SIM_CHECK_RESERVED(c, field)                               \
-    do {                                                                \
-        if (!rdma_sim_is_zero(&(field), sizeof(field))) {               \
-            RDMA_SIM_REFUSE(c, RSIM_STS_RESERVED, "reserved field not 0"); \
-        }                                                               \
-    } while (0)
+/* Is a reserved field of the command not zero?  (Then it is refused.) */
+static bool rdma_sim_reserved_set(RdmaSimCmd *c, const void *field, size_t n)
+{
+    if (buffer_is_zero(field, n)) {
+        return false;
+    }
+    c->why = "reserved field not 0";
+    return true;
+}
+#define RESERVED_SET(c, field) rdma_sim_reserved_set(c, &(field), sizeof(field))
 
 static void rdma_sim_set_handle(RdmaSimCmd *c, uint32_t handle,
                                 uint32_t handle2)
@@ -63,7 +64,9 @@ static uint32_t rdma_sim_cmd_handle(RdmaSimCmd *c)
 
 static enum rsim_status rdma_sim_check_handle_cmd(RdmaSimCmd *c)
 {
-    RDMA_SIM_CHECK_RESERVED(c, CMD(c, struct rsim_cmd_handle)->reserved);
+    if (RESERVED_SET(c, CMD(c, struct rsim_cmd_handle)->reserved)) {
+        return RSIM_STS_RESERVED;
+    }
     return RSIM_STS_OK;
 }
 
@@ -80,10 +83,10 @@ static enum rsim_status rdma_sim_check_destroy(RdmaSimCmd *c, bool exists,
         return RSIM_STS_RESERVED;
     }
     if (!exists) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, missing);
+        return refuse(c, RSIM_STS_BAD_HANDLE, missing);
     }
     if (refs) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_BUSY, in_use);
+        return refuse(c, RSIM_STS_BUSY, in_use);
     }
     return RSIM_STS_OK;
 }
@@ -99,7 +102,9 @@ static bool rdma_sim_pd_valid(RdmaSimState *s, uint32_t pdn)
 
 static enum rsim_status rdma_sim_cmd_nop(RdmaSimState *s, RdmaSimCmd *c)
 {
-    RDMA_SIM_CHECK_RESERVED(c, c->cmd.data);
+    if (RESERVED_SET(c, c->cmd.data)) {
+        return RSIM_STS_RESERVED;
+    }
     return RSIM_STS_OK;
 }
 
@@ -119,7 +124,9 @@ static enum rsim_status rdma_sim_cmd_query_device(RdmaSimState *s,
     struct rsim_query_device_resp *r =
         RESULT(c, struct rsim_query_device_resp);
 
-    RDMA_SIM_CHECK_RESERVED(c, c->cmd.data);
+    if (RESERVED_SET(c, c->cmd.data)) {
+        return RSIM_STS_RESERVED;
+    }
     r->node_guid = cpu_to_le64(rdma_sim_node_guid(s));
     r->sys_image_guid = r->node_guid;
     r->fw_ver = cpu_to_le64((uint64_t)RSIM_VERSION_MAJOR << 32 |
@@ -134,7 +141,9 @@ static enum rsim_status rdma_sim_cmd_query_port(RdmaSimState *s, RdmaSimCmd *c)
 {
     struct rsim_query_port_resp *r = RESULT(c, struct rsim_query_port_resp);
 
-    RDMA_SIM_CHECK_RESERVED(c, c->cmd.data);
+    if (RESERVED_SET(c, c->cmd.data)) {
+        return RSIM_STS_RESERVED;
+    }
     r->state = s->port_active ? RSIM_PORT_ACTIVE : RSIM_PORT_DOWN;
     r->phys_state = s->port_active ? 5 : 3;
     r->max_mtu = RSIM_MTU_4096;
@@ -154,17 +163,19 @@ static enum rsim_status rdma_sim_cmd_set_port(RdmaSimState *s, RdmaSimCmd *c)
     uint32_t mtu = le32_to_cpu(p->eth_mtu);
     static const uint8_t zero_mac[6];
 
-    RDMA_SIM_CHECK_RESERVED(c, p->reserved);
+    if (RESERVED_SET(c, p->reserved)) {
+        return RSIM_STS_RESERVED;
+    }
     if (mask & ~(RSIM_SET_PORT_MTU | RSIM_SET_PORT_MAC)) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "unknown SET_PORT mask bits");
+        return refuse(c, RSIM_STS_INVALID, "unknown SET_PORT mask bits");
     }
     if ((mask & RSIM_SET_PORT_MTU) &&
         (mtu < RSIM_MIN_ETH_MTU || mtu > RSIM_MAX_ETH_MTU)) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "MTU outside 68..9000");
+        return refuse(c, RSIM_STS_INVALID, "MTU outside 68..9000");
     }
     if ((mask & RSIM_SET_PORT_MAC) &&
         ((p->mac[0] & 1) || !memcmp(p->mac, zero_mac, sizeof(zero_mac)))) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "MAC is multicast or zero");
+        return refuse(c, RSIM_STS_INVALID, "MAC is multicast or zero");
     }
     if (mask & RSIM_SET_PORT_MTU) {
         s->eth_mtu = mtu;
@@ -185,16 +196,17 @@ static enum rsim_status rdma_sim_cmd_query_stats(RdmaSimState *s, RdmaSimCmd *c)
     uint32_t count = MIN(le32_to_cpu(p->len) / 8, RSIM_STAT_COUNT);
     uint64_t buf[RSIM_STAT_COUNT];
 
-    RDMA_SIM_CHECK_RESERVED(c, p->reserved);
-    RDMA_SIM_CHECK_RESERVED(c, p->reserved0);
+    if (RESERVED_SET(c, p->reserved) || RESERVED_SET(c, p->reserved0)) {
+        return RSIM_STS_RESERVED;
+    }
     if (addr & 7) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "stats buffer not 8-byte aligned");
+        return refuse(c, RSIM_STS_INVALID, "stats buffer not 8-byte aligned");
     }
     for (uint32_t i = 0; i < count; i++) {
         buf[i] = cpu_to_le64(s->stats[i]);
     }
     if (count && rdma_sim_dma_write(s, addr, buf, count * 8) != MEMTX_OK) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_DMA, "stats buffer not writable");
+        return refuse(c, RSIM_STS_DMA, "stats buffer not writable");
     }
     RESULT(c, struct rsim_query_stats_resp)->count = cpu_to_le32(count);
     return RSIM_STS_OK;
@@ -223,26 +235,28 @@ static enum rsim_status rdma_sim_cmd_create_eq(RdmaSimState *s, RdmaSimCmd *c)
     uint32_t eqn;
     RdmaSimEq *eq;
 
-    RDMA_SIM_CHECK_RESERVED(c, p->reserved);
+    if (RESERVED_SET(c, p->reserved)) {
+        return RSIM_STS_RESERVED;
+    }
     if (vector < 1 || vector >= s->props.msix_vectors) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "EQ vector must be 1..vectors-1");
+        return refuse(c, RSIM_STS_INVALID, "EQ vector must be 1..vectors-1");
     }
     if (!addr || !QEMU_IS_ALIGNED(addr, RSIM_QUEUE_ALIGN)) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID,
-                        "EQ ring zero or not 64-byte aligned");
+        return refuse(c, RSIM_STS_INVALID,
+                      "EQ ring zero or not 64-byte aligned");
     }
     if (!is_power_of_2(depth) || depth < 2) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID,
-                        "EQ depth not a power of two >= 2");
+        return refuse(c, RSIM_STS_INVALID,
+                      "EQ depth not a power of two >= 2");
     }
     if (depth > RDMA_SIM_MAX_EQ_DEPTH) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_LIMIT, "EQ depth above CAP_MAX_EQE");
+        return refuse(c, RSIM_STS_LIMIT, "EQ depth above CAP_MAX_EQE");
     }
     for (eqn = 0; eqn < rdma_sim_num_eqs(s) && s->eqs[eqn].valid; eqn++) {
         continue;
     }
     if (eqn == rdma_sim_num_eqs(s)) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_NO_RESOURCES, "all EQs in use");
+        return refuse(c, RSIM_STS_NO_RESOURCES, "all EQs in use");
     }
     eq = &s->eqs[eqn];
     rdma_sim_eq_reset(s, eq);
@@ -278,25 +292,26 @@ static enum rsim_status rdma_sim_cmd_create_ethq(RdmaSimState *s, RdmaSimCmd *c)
     RdmaSimEq *eq = rdma_sim_eq_lookup(s, le32_to_cpu(p->eqn));
     RdmaSimEthq *q;
 
-    RDMA_SIM_CHECK_RESERVED(c, p->reserved);
-    RDMA_SIM_CHECK_RESERVED(c, p->reserved0);
-    RDMA_SIM_CHECK_RESERVED(c, p->reserved1);
+    if (RESERVED_SET(c, p->reserved) || RESERVED_SET(c, p->reserved0) ||
+        RESERVED_SET(c, p->reserved1)) {
+        return RSIM_STS_RESERVED;
+    }
     if (p->kind > RSIM_ETHQ_RX) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "Ethernet ring kind not TX or RX");
+        return refuse(c, RSIM_STS_INVALID, "Ethernet ring kind not TX or RX");
     }
     if (!eq) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such EQ");
+        return refuse(c, RSIM_STS_BAD_HANDLE, "no such EQ");
     }
     if (!addr || (addr & 15) || !is_power_of_2(depth) || depth < 2) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID,
-                        "ring zero, misaligned or depth not a power of two");
+        return refuse(c, RSIM_STS_INVALID,
+                      "ring zero, misaligned or depth not a power of two");
     }
     if (depth > RDMA_SIM_MAX_ETH_DEPTH) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_LIMIT, "depth above CAP_MAX_ETH_DEPTH");
+        return refuse(c, RSIM_STS_LIMIT, "depth above CAP_MAX_ETH_DEPTH");
     }
     q = &s->ethq[p->kind];
     if (q->valid) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_EXISTS, "the port already has this ring");
+        return refuse(c, RSIM_STS_EXISTS, "the port already has this ring");
     }
     memset(q, 0, sizeof(*q));
     q->valid = true;
@@ -320,7 +335,7 @@ static enum rsim_status rdma_sim_cmd_destroy_ethq(RdmaSimState *s,
         return RSIM_STS_RESERVED;
     }
     if (kind > RSIM_ETHQ_RX || !s->ethq[kind].valid) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such Ethernet ring");
+        return refuse(c, RSIM_STS_BAD_HANDLE, "no such Ethernet ring");
     }
     q = &s->ethq[kind];
     s->eqs[q->eqn].refs--;
@@ -337,12 +352,14 @@ static enum rsim_status rdma_sim_cmd_alloc_pd(RdmaSimState *s, RdmaSimCmd *c)
 {
     uint32_t pdn;
 
-    RDMA_SIM_CHECK_RESERVED(c, c->cmd.data);
+    if (RESERVED_SET(c, c->cmd.data)) {
+        return RSIM_STS_RESERVED;
+    }
     for (pdn = 0; pdn < s->props.max_pd && s->pds[pdn].valid; pdn++) {
         continue;
     }
     if (pdn == s->props.max_pd) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_NO_RESOURCES, "all PDs in use");
+        return refuse(c, RSIM_STS_NO_RESOURCES, "all PDs in use");
     }
     s->pds[pdn].valid = true;
     s->pds[pdn].refs = 0;
@@ -384,25 +401,27 @@ static enum rsim_status rdma_sim_cmd_create_cq(RdmaSimState *s, RdmaSimCmd *c)
     RdmaSimCq *cq;
     uint32_t cqn;
 
-    RDMA_SIM_CHECK_RESERVED(c, p->reserved);
+    if (RESERVED_SET(c, p->reserved)) {
+        return RSIM_STS_RESERVED;
+    }
     if (!eq) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such EQ");
+        return refuse(c, RSIM_STS_BAD_HANDLE, "no such EQ");
     }
     if (db_page >= s->props.db_pages) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "doorbell page beyond DB_PAGES");
+        return refuse(c, RSIM_STS_INVALID, "doorbell page beyond DB_PAGES");
     }
     for (cqn = 0; cqn < s->props.max_cq && s->cqs[cqn]; cqn++) {
         continue;
     }
     if (cqn == s->props.max_cq) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_NO_RESOURCES, "all CQs in use");
+        return refuse(c, RSIM_STS_NO_RESOURCES, "all CQs in use");
     }
     cq = g_new0(RdmaSimCq, 1);
     st = rdma_sim_ring_init(s, &cq->ring, &p->q, RSIM_CQE_SIZE,
                             rdma_sim_max_depth(s->props.max_cqe));
     if (st != RSIM_STS_OK) {
         g_free(cq);
-        RDMA_SIM_REFUSE(c, st, "bad CQ ring descriptor");
+        return refuse(c, st, "bad CQ ring descriptor");
     }
     cq->valid = true;
     cq->cqn = cqn;
@@ -423,23 +442,25 @@ static enum rsim_status rdma_sim_cmd_resize_cq(RdmaSimState *s, RdmaSimCmd *c)
     RdmaSimRing ring;
     uint32_t cons;
 
-    RDMA_SIM_CHECK_RESERVED(c, p->reserved);
+    if (RESERVED_SET(c, p->reserved)) {
+        return RSIM_STS_RESERVED;
+    }
     if (!cq) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such CQ");
+        return refuse(c, RSIM_STS_BAD_HANDLE, "no such CQ");
     }
     st = rdma_sim_ring_init(s, &ring, &p->q, RSIM_CQE_SIZE,
                             rdma_sim_max_depth(s->props.max_cqe));
     if (st != RSIM_STS_OK) {
-        RDMA_SIM_REFUSE(c, st, "bad CQ ring descriptor");
+        return refuse(c, st, "bad CQ ring descriptor");
     }
     if (rdma_sim_ring_read_index(s, &cq->ring, RSIM_QUEUE_CONS_OFFSET, &cons)) {
         rdma_sim_ring_free(&ring);
-        RDMA_SIM_REFUSE(c, RSIM_STS_DMA, "old CQ ring not accessible");
+        return refuse(c, RSIM_STS_DMA, "old CQ ring not accessible");
     }
     st = rdma_sim_ring_move(s, &cq->ring, cons, cq->prod, &ring);
     if (st != RSIM_STS_OK) {
         rdma_sim_ring_free(&ring);
-        RDMA_SIM_REFUSE(c, st, "pending completions do not fit the new ring");
+        return refuse(c, st, "pending completions do not fit the new ring");
     }
     rdma_sim_ring_free(&cq->ring);
     cq->prod = (cq->prod - cons) & cq->ring.mask;
@@ -470,12 +491,14 @@ static enum rsim_status rdma_sim_cmd_arm_cq(RdmaSimState *s, RdmaSimCmd *c)
     RdmaSimCq *cq = rdma_sim_cq_lookup(s, le32_to_cpu(p->cqn));
     uint32_t arm = le32_to_cpu(p->arm);
 
-    RDMA_SIM_CHECK_RESERVED(c, p->reserved);
+    if (RESERVED_SET(c, p->reserved)) {
+        return RSIM_STS_RESERVED;
+    }
     if (!cq) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such CQ");
+        return refuse(c, RSIM_STS_BAD_HANDLE, "no such CQ");
     }
     if (arm != RSIM_CQ_ARM_NEXT && arm != RSIM_CQ_ARM_SOLICITED) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "arm must be NEXT or SOLICITED");
+        return refuse(c, RSIM_STS_INVALID, "arm must be NEXT or SOLICITED");
     }
     rdma_sim_cq_arm(s, cq, arm);
     return RSIM_STS_OK;
@@ -526,41 +549,45 @@ static enum rsim_status rdma_sim_cmd_create_qp(RdmaSimState *s, RdmaSimCmd *c)
     RdmaSimQp *qp;
     uint32_t qpn;
 
-    RDMA_SIM_CHECK_RESERVED(c, p->reserved);
+    if (RESERVED_SET(c, p->reserved)) {
+        return RSIM_STS_RESERVED;
+    }
     if (p->qp_type != RSIM_QPT_RC && p->qp_type != RSIM_QPT_UC &&
         p->qp_type != RSIM_QPT_UD && p->qp_type != RSIM_QPT_GSI) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_UNSUPPORTED,
-                        "QP type not RC, UC, UD or GSI");
+        return refuse(c, RSIM_STS_UNSUPPORTED,
+                      "QP type not RC, UC, UD or GSI");
     }
     if (p->flags & ~RSIM_QP_FLAG_SQ_SIG_ALL) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_RESERVED, "unknown QP flags");
+        return refuse(c, RSIM_STS_RESERVED, "unknown QP flags");
     }
     if (!rdma_sim_pd_valid(s, pdn)) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such PD");
+        return refuse(c, RSIM_STS_BAD_HANDLE, "no such PD");
     }
     if (!scq || !rcq) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such send or receive CQ");
+        return refuse(c, RSIM_STS_BAD_HANDLE, "no such send or receive CQ");
     }
     if (srqn != RSIM_NO_SRQ) {
         srq = rdma_sim_srq_lookup(s, srqn);
         if (!srq) {
-            RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such SRQ");
+            return refuse(c, RSIM_STS_BAD_HANDLE, "no such SRQ");
         }
-        RDMA_SIM_CHECK_RESERVED(c, p->rq);
+        if (RESERVED_SET(c, p->rq)) {
+            return RSIM_STS_RESERVED;
+        }
     }
     if (p->max_send_sge > s->props.max_sge ||
         p->max_recv_sge > s->props.max_sge ||
         max_inline > s->props.max_inline) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_LIMIT,
-                        "SGEs or inline size above the caps");
+        return refuse(c, RSIM_STS_LIMIT,
+                      "SGEs or inline size above the caps");
     }
     if (db_page >= s->props.db_pages) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "doorbell page beyond DB_PAGES");
+        return refuse(c, RSIM_STS_INVALID, "doorbell page beyond DB_PAGES");
     }
     st = rdma_sim_qp_alloc_qpn(s, p->qp_type, &qpn);
     if (st != RSIM_STS_OK) {
-        RDMA_SIM_REFUSE(c, st, st == RSIM_STS_EXISTS ? "a GSI QP exists"
-                                                 : "all QPs in use");
+        return refuse(c, st, st == RSIM_STS_EXISTS ? "a GSI QP exists"
+                      : "all QPs in use");
     }
 
     qp = g_new0(RdmaSimQp, 1);
@@ -569,7 +596,7 @@ static enum rsim_status rdma_sim_cmd_create_qp(RdmaSimState *s, RdmaSimCmd *c)
     if (st != RSIM_STS_OK) {
         g_free(qp);
         s->next_qpn = next_qpn;     /* a refused command changes nothing */
-        RDMA_SIM_REFUSE(c, st, "bad send queue descriptor");
+        return refuse(c, st, "bad send queue descriptor");
     }
     if (!srq) {
         st = rdma_sim_ring_init(s, &qp->rq, &p->rq, RSIM_RECV_WQE_HDR_SIZE +
@@ -578,7 +605,7 @@ static enum rsim_status rdma_sim_cmd_create_qp(RdmaSimState *s, RdmaSimCmd *c)
             rdma_sim_ring_free(&qp->sq);
             g_free(qp);
             s->next_qpn = next_qpn;
-            RDMA_SIM_REFUSE(c, st, "bad receive queue descriptor");
+            return refuse(c, st, "bad receive queue descriptor");
         }
     }
     qp->qpn = qpn;
@@ -611,15 +638,17 @@ static enum rsim_status rdma_sim_qp_attr_cmd(RdmaSimState *s, RdmaSimCmd *c,
 {
     const struct rsim_cmd_qp_attr *p = CMD(c, struct rsim_cmd_qp_attr);
 
-    RDMA_SIM_CHECK_RESERVED(c, p->reserved);
+    if (RESERVED_SET(c, p->reserved)) {
+        return RSIM_STS_RESERVED;
+    }
     *qpp = rdma_sim_qp_lookup(s, le32_to_cpu(p->qpn));
     if (!*qpp) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such QP");
+        return refuse(c, RSIM_STS_BAD_HANDLE, "no such QP");
     }
     *addr = le64_to_cpu(p->addr);
     if (*addr & 7) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID,
-                        "attribute block not 8-byte aligned");
+        return refuse(c, RSIM_STS_INVALID,
+                      "attribute block not 8-byte aligned");
     }
     return RSIM_STS_OK;
 }
@@ -636,11 +665,11 @@ static enum rsim_status rdma_sim_cmd_modify_qp(RdmaSimState *s, RdmaSimCmd *c)
         return st;
     }
     if (rdma_sim_dma_read(s, addr, &attr, sizeof(attr)) != MEMTX_OK) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_DMA, "attribute block not readable");
+        return refuse(c, RSIM_STS_DMA, "attribute block not readable");
     }
-    if (!rdma_sim_is_zero(attr.reserved1, sizeof(attr.reserved1)) ||
+    if (!buffer_is_zero(attr.reserved1, sizeof(attr.reserved1)) ||
         attr.reserved0) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_RESERVED, "reserved attribute bytes not 0");
+        return refuse(c, RSIM_STS_RESERVED, "reserved attribute bytes not 0");
     }
     return rdma_sim_qp_modify(s, qp, &attr, &c->why);
 }
@@ -658,7 +687,7 @@ static enum rsim_status rdma_sim_cmd_query_qp(RdmaSimState *s, RdmaSimCmd *c)
     }
     rdma_sim_qp_query(s, qp, &attr);
     if (rdma_sim_dma_write(s, addr, &attr, sizeof(attr)) != MEMTX_OK) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_DMA, "attribute block not writable");
+        return refuse(c, RSIM_STS_DMA, "attribute block not writable");
     }
     return RSIM_STS_OK;
 }
@@ -671,7 +700,7 @@ static enum rsim_status rdma_sim_cmd_destroy_qp(RdmaSimState *s, RdmaSimCmd *c)
         return RSIM_STS_RESERVED;
     }
     if (!qp) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such QP");
+        return refuse(c, RSIM_STS_BAD_HANDLE, "no such QP");
     }
     rdma_sim_qp_destroy(s, qp);
     return RSIM_STS_OK;
@@ -691,25 +720,26 @@ static enum rsim_status rdma_sim_cmd_create_srq(RdmaSimState *s, RdmaSimCmd *c)
     RdmaSimSrq *srq;
     uint32_t srqn;
 
-    RDMA_SIM_CHECK_RESERVED(c, p->reserved);
-    RDMA_SIM_CHECK_RESERVED(c, p->reserved0);
+    if (RESERVED_SET(c, p->reserved) || RESERVED_SET(c, p->reserved0)) {
+        return RSIM_STS_RESERVED;
+    }
     if (!rdma_sim_pd_valid(s, pdn)) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such PD");
+        return refuse(c, RSIM_STS_BAD_HANDLE, "no such PD");
     }
     if (!p->max_sge) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "SRQ with 0 SGEs");
+        return refuse(c, RSIM_STS_INVALID, "SRQ with 0 SGEs");
     }
     if (p->max_sge > s->props.max_sge) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_LIMIT, "SRQ SGEs above CAP_MAX_SRQ_SGE");
+        return refuse(c, RSIM_STS_LIMIT, "SRQ SGEs above CAP_MAX_SRQ_SGE");
     }
     if (db_page >= s->props.db_pages) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "doorbell page beyond DB_PAGES");
+        return refuse(c, RSIM_STS_INVALID, "doorbell page beyond DB_PAGES");
     }
     for (srqn = 0; srqn < s->props.max_srq && s->srqs[srqn]; srqn++) {
         continue;
     }
     if (srqn == s->props.max_srq) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_NO_RESOURCES, "all SRQs in use");
+        return refuse(c, RSIM_STS_NO_RESOURCES, "all SRQs in use");
     }
     srq = g_new0(RdmaSimSrq, 1);
     st = rdma_sim_ring_init(s, &srq->ring, &p->q,
@@ -717,12 +747,12 @@ static enum rsim_status rdma_sim_cmd_create_srq(RdmaSimState *s, RdmaSimCmd *c)
                             rdma_sim_max_depth(s->props.max_qp_wr));
     if (st != RSIM_STS_OK) {
         g_free(srq);
-        RDMA_SIM_REFUSE(c, st, "bad SRQ ring descriptor");
+        return refuse(c, st, "bad SRQ ring descriptor");
     }
     if (limit >= srq->ring.depth) {
         rdma_sim_ring_free(&srq->ring);
         g_free(srq);
-        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "SRQ limit not below its depth");
+        return refuse(c, RSIM_STS_INVALID, "SRQ limit not below its depth");
     }
     srq->valid = true;
     srq->srqn = srqn;
@@ -747,15 +777,19 @@ static enum rsim_status rdma_sim_cmd_modify_srq(RdmaSimState *s, RdmaSimCmd *c)
     enum rsim_status st;
     RdmaSimRing ring;
 
-    RDMA_SIM_CHECK_RESERVED(c, p->reserved);
+    if (RESERVED_SET(c, p->reserved)) {
+        return RSIM_STS_RESERVED;
+    }
     if (!srq) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such SRQ");
+        return refuse(c, RSIM_STS_BAD_HANDLE, "no such SRQ");
     }
     if (mask & ~(RSIM_SRQ_MAX_WR | RSIM_SRQ_LIMIT)) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "unknown MODIFY_SRQ mask bits");
+        return refuse(c, RSIM_STS_INVALID, "unknown MODIFY_SRQ mask bits");
     }
     if (!(mask & RSIM_SRQ_MAX_WR)) {
-        RDMA_SIM_CHECK_RESERVED(c, p->q);
+        if (RESERVED_SET(c, p->q)) {
+            return RSIM_STS_RESERVED;
+        }
     }
     depth = srq->ring.depth;
     if (mask & RSIM_SRQ_MAX_WR) {
@@ -763,7 +797,7 @@ static enum rsim_status rdma_sim_cmd_modify_srq(RdmaSimState *s, RdmaSimCmd *c)
                                 16u * srq->max_sge,
                                 rdma_sim_max_depth(s->props.max_qp_wr));
         if (st != RSIM_STS_OK) {
-            RDMA_SIM_REFUSE(c, st, "bad SRQ ring descriptor");
+            return refuse(c, st, "bad SRQ ring descriptor");
         }
         depth = ring.depth;
     }
@@ -771,18 +805,18 @@ static enum rsim_status rdma_sim_cmd_modify_srq(RdmaSimState *s, RdmaSimCmd *c)
         if (mask & RSIM_SRQ_MAX_WR) {
             rdma_sim_ring_free(&ring);
         }
-        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "SRQ limit not below its depth");
+        return refuse(c, RSIM_STS_INVALID, "SRQ limit not below its depth");
     }
     if (mask & RSIM_SRQ_MAX_WR) {
         if (rdma_sim_ring_read_index(s, &srq->ring, RSIM_QUEUE_PROD_OFFSET,
                                      &prod)) {
             rdma_sim_ring_free(&ring);
-            RDMA_SIM_REFUSE(c, RSIM_STS_DMA, "old SRQ ring not accessible");
+            return refuse(c, RSIM_STS_DMA, "old SRQ ring not accessible");
         }
         st = rdma_sim_ring_move(s, &srq->ring, srq->cons, prod, &ring);
         if (st != RSIM_STS_OK) {
             rdma_sim_ring_free(&ring);
-            RDMA_SIM_REFUSE(c, st, "posted receives do not fit the new ring");
+            return refuse(c, st, "posted receives do not fit the new ring");
         }
         rdma_sim_ring_free(&srq->ring);
         srq->ring = ring;
@@ -804,7 +838,7 @@ static enum rsim_status rdma_sim_cmd_query_srq(RdmaSimState *s, RdmaSimCmd *c)
         return RSIM_STS_RESERVED;
     }
     if (!srq) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such SRQ");
+        return refuse(c, RSIM_STS_BAD_HANDLE, "no such SRQ");
     }
     r->max_wr = cpu_to_le32(srq->ring.mask);
     r->max_sge = cpu_to_le32(srq->max_sge);
@@ -840,9 +874,11 @@ static enum rsim_status rdma_sim_cmd_create_ah(RdmaSimState *s, RdmaSimCmd *c)
     enum rsim_status st;
     uint32_t ahn;
 
-    RDMA_SIM_CHECK_RESERVED(c, p->reserved);
+    if (RESERVED_SET(c, p->reserved)) {
+        return RSIM_STS_RESERVED;
+    }
     if (!rdma_sim_pd_valid(s, pdn)) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such PD");
+        return refuse(c, RSIM_STS_BAD_HANDLE, "no such PD");
     }
     st = rdma_sim_av_check(s, &p->av, &c->why);
     if (st != RSIM_STS_OK) {
@@ -852,7 +888,7 @@ static enum rsim_status rdma_sim_cmd_create_ah(RdmaSimState *s, RdmaSimCmd *c)
         continue;
     }
     if (ahn == s->props.max_ah) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_NO_RESOURCES, "all AHs in use");
+        return refuse(c, RSIM_STS_NO_RESOURCES, "all AHs in use");
     }
     s->ahs[ahn].valid = true;
     s->ahs[ahn].pdn = pdn;
@@ -870,7 +906,7 @@ static enum rsim_status rdma_sim_cmd_destroy_ah(RdmaSimState *s, RdmaSimCmd *c)
         return RSIM_STS_RESERVED;
     }
     if (!ahn || ahn >= s->props.max_ah || !s->ahs[ahn].valid) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such AH");
+        return refuse(c, RSIM_STS_BAD_HANDLE, "no such AH");
     }
     s->pds[s->ahs[ahn].pdn].refs--;
     s->ahs[ahn].valid = false;
@@ -896,12 +932,12 @@ static bool rdma_sim_mr_alloc_index(RdmaSimState *s, uint32_t *index)
 static enum rsim_status rdma_sim_check_mr_access(RdmaSimCmd *c, uint32_t access)
 {
     if (access & ~RSIM_ACCESS_SUPPORTED) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "unknown access bits");
+        return refuse(c, RSIM_STS_INVALID, "unknown access bits");
     }
     if ((access & (RSIM_ACCESS_REMOTE_WRITE | RSIM_ACCESS_REMOTE_ATOMIC)) &&
         !(access & RSIM_ACCESS_LOCAL_WRITE)) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID,
-                        "remote write or atomic access needs local write");
+        return refuse(c, RSIM_STS_INVALID,
+                      "remote write or atomic access needs local write");
     }
     return RSIM_STS_OK;
 }
@@ -925,13 +961,14 @@ static enum rsim_status rdma_sim_cmd_reg_mr(RdmaSimState *s, RdmaSimCmd *c)
     uint32_t index;
     RdmaSimMr *mr;
 
-    RDMA_SIM_CHECK_RESERVED(c, p->reserved);
-    RDMA_SIM_CHECK_RESERVED(c, p->reserved0);
+    if (RESERVED_SET(c, p->reserved) || RESERVED_SET(c, p->reserved0)) {
+        return RSIM_STS_RESERVED;
+    }
     if (flags & ~RSIM_MR_FLAG_PHYS) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_RESERVED, "unknown MR flags");
+        return refuse(c, RSIM_STS_RESERVED, "unknown MR flags");
     }
     if (!rdma_sim_pd_valid(s, pdn)) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such PD");
+        return refuse(c, RSIM_STS_BAD_HANDLE, "no such PD");
     }
     st = rdma_sim_check_mr_access(c, access);
     if (st != RSIM_STS_OK) {
@@ -940,23 +977,23 @@ static enum rsim_status rdma_sim_cmd_reg_mr(RdmaSimState *s, RdmaSimCmd *c)
     if (flags & RSIM_MR_FLAG_PHYS) {
         if (pl.addr || pl.npages || pl.fbo || pl.level || pl.page_shift ||
             iova || length) {
-            RDMA_SIM_REFUSE(c, RSIM_STS_INVALID,
-                            "a PHYS MR takes no address, length or page list");
+            return refuse(c, RSIM_STS_INVALID,
+                          "a PHYS MR takes no address, length or page list");
         }
     } else {
         if (!length) {
-            RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "MR length 0");
+            return refuse(c, RSIM_STS_INVALID, "MR length 0");
         }
         if (iova + length - 1 < iova) {
-            RDMA_SIM_REFUSE(c, RSIM_STS_RANGE, "iova + length wraps");
+            return refuse(c, RSIM_STS_RANGE, "iova + length wraps");
         }
         st = rdma_sim_pl_check(s, &pl, length);
         if (st != RSIM_STS_OK) {
-            RDMA_SIM_REFUSE(c, st, "bad page list");
+            return refuse(c, st, "bad page list");
         }
     }
     if (!rdma_sim_mr_alloc_index(s, &index)) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_NO_RESOURCES, "MR table full");
+        return refuse(c, RSIM_STS_NO_RESOURCES, "MR table full");
     }
     mr = &s->mrs[index];
     mr->key = rdma_sim_new_key(s, index, mr->key);
@@ -986,11 +1023,11 @@ static enum rsim_status rdma_sim_cmd_dereg_mr(RdmaSimState *s, RdmaSimCmd *c)
         return RSIM_STS_RESERVED;
     }
     if (!index || index >= s->props.max_mr) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "key index out of range");
+        return refuse(c, RSIM_STS_BAD_HANDLE, "key index out of range");
     }
     mr = &s->mrs[index];
     if (mr->state == RSIM_MR_STATE_INVALID || mr->key != key) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no MR with this key");
+        return refuse(c, RSIM_STS_BAD_HANDLE, "no MR with this key");
     }
     trace_rdma_sim_mr_dereg(key);
     s->pds[mr->pdn].refs--;
@@ -1007,22 +1044,23 @@ static enum rsim_status rdma_sim_cmd_alloc_stag(RdmaSimState *s, RdmaSimCmd *c)
     uint32_t index;
     RdmaSimMr *mr;
 
-    RDMA_SIM_CHECK_RESERVED(c, p->reserved);
-    RDMA_SIM_CHECK_RESERVED(c, p->reserved0);
+    if (RESERVED_SET(c, p->reserved) || RESERVED_SET(c, p->reserved0)) {
+        return RSIM_STS_RESERVED;
+    }
     if (!rdma_sim_pd_valid(s, pdn)) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "no such PD");
+        return refuse(c, RSIM_STS_BAD_HANDLE, "no such PD");
     }
     if (!max_pages) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "max_pages 0");
+        return refuse(c, RSIM_STS_INVALID, "max_pages 0");
     }
     if (max_pages > RDMA_SIM_MAX_FAST_REG_PAGES) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_LIMIT, "above CAP_MAX_FAST_REG_PAGES");
+        return refuse(c, RSIM_STS_LIMIT, "above CAP_MAX_FAST_REG_PAGES");
     }
     if (!pbl || (pbl & 7)) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "page list zero or misaligned");
+        return refuse(c, RSIM_STS_INVALID, "page list zero or misaligned");
     }
     if (!rdma_sim_mr_alloc_index(s, &index)) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_NO_RESOURCES, "MR table full");
+        return refuse(c, RSIM_STS_NO_RESOURCES, "MR table full");
     }
     mr = &s->mrs[index];
     mr->key = rdma_sim_new_key(s, index, mr->key);
@@ -1056,9 +1094,11 @@ static enum rsim_status rdma_sim_cmd_mr_translate(RdmaSimState *s,
     RdmaSimMr *mr;
     RdmaSimSeg seg;
 
-    RDMA_SIM_CHECK_RESERVED(c, p->reserved);
+    if (RESERVED_SET(c, p->reserved)) {
+        return RSIM_STS_RESERVED;
+    }
     if (access & ~RSIM_ACCESS_SUPPORTED) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "unknown access bits");
+        return refuse(c, RSIM_STS_INVALID, "unknown access bits");
     }
     if (RSIM_KEY_INDEX(key) < s->props.max_mr) {
         mr = &s->mrs[RSIM_KEY_INDEX(key)];
@@ -1076,7 +1116,7 @@ static enum rsim_status rdma_sim_cmd_mr_translate(RdmaSimState *s,
         st = rdma_sim_mr_map(s, mr, iova, MAX(len, 1), &seg);
     }
     if (st != RSIM_STS_OK) {
-        RDMA_SIM_REFUSE(c, st, "translation refused");
+        return refuse(c, st, "translation refused");
     }
     r->addr = cpu_to_le64(seg.addr);
     r->contig = cpu_to_le64(MIN(seg.len, len));
@@ -1092,18 +1132,20 @@ static enum rsim_status rdma_sim_cmd_add_gid(RdmaSimState *s, RdmaSimCmd *c)
     const struct rsim_cmd_gid *p = CMD(c, struct rsim_cmd_gid);
     uint32_t index = le32_to_cpu(p->index);
 
-    RDMA_SIM_CHECK_RESERVED(c, p->reserved);
+    if (RESERVED_SET(c, p->reserved)) {
+        return RSIM_STS_RESERVED;
+    }
     if (index >= s->props.max_gid) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_LIMIT, "GID index above CAP_MAX_GID");
+        return refuse(c, RSIM_STS_LIMIT, "GID index above CAP_MAX_GID");
     }
     if (p->type != RSIM_GID_TYPE_ROCE_V2) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_UNSUPPORTED, "only RoCEv2 GIDs");
+        return refuse(c, RSIM_STS_UNSUPPORTED, "only RoCEv2 GIDs");
     }
-    if (rdma_sim_is_zero(p->gid, sizeof(p->gid))) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_INVALID, "GID is zero");
+    if (buffer_is_zero(p->gid, sizeof(p->gid))) {
+        return refuse(c, RSIM_STS_INVALID, "GID is zero");
     }
     if (s->gids[index].valid) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_EXISTS, "GID slot in use");
+        return refuse(c, RSIM_STS_EXISTS, "GID slot in use");
     }
     s->gids[index].valid = true;
     memcpy(s->gids[index].gid, p->gid, sizeof(p->gid));
@@ -1116,16 +1158,17 @@ static enum rsim_status rdma_sim_cmd_del_gid(RdmaSimState *s, RdmaSimCmd *c)
     const struct rsim_cmd_gid *p = CMD(c, struct rsim_cmd_gid);
     uint32_t index = le32_to_cpu(p->index);
 
-    RDMA_SIM_CHECK_RESERVED(c, p->reserved);
-    RDMA_SIM_CHECK_RESERVED(c, p->gid);
+    if (RESERVED_SET(c, p->reserved) || RESERVED_SET(c, p->gid)) {
+        return RSIM_STS_RESERVED;
+    }
     if (p->type) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_RESERVED, "type must be 0");
+        return refuse(c, RSIM_STS_RESERVED, "type must be 0");
     }
     if (index >= s->props.max_gid) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_LIMIT, "GID index above CAP_MAX_GID");
+        return refuse(c, RSIM_STS_LIMIT, "GID index above CAP_MAX_GID");
     }
     if (!s->gids[index].valid) {
-        RDMA_SIM_REFUSE(c, RSIM_STS_BAD_HANDLE, "GID slot empty");
+        return refuse(c, RSIM_STS_BAD_HANDLE, "GID slot empty");
     }
     memset(&s->gids[index], 0, sizeof(s->gids[index]));
     trace_rdma_sim_gid(index, "del");

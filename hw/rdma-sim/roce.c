@@ -14,7 +14,7 @@
 #include "qemu/osdep.h"
 #include "qemu/bswap.h"
 #include <zlib.h>
-#ifdef __x86_64__
+#ifdef HOST_X86_64
 #include <immintrin.h>
 #endif
 #include "roce.h"
@@ -213,7 +213,7 @@ static uint16_t roce_ipv4_checksum(const uint8_t *h)
     return ~sum;
 }
 
-#ifdef __x86_64__
+#ifdef HOST_X86_64
 /*
  * CRC-32 (the reflected IEEE polynomial zlib uses) with carry-less
  * multiplication: folds 64 bytes per step, then 16, then reduces 128 bits
@@ -277,7 +277,7 @@ uint32_t roce_crc32_clmul(uint32_t crc, const uint8_t *p, size_t len)
 /* zlib-compatible crc32(), faster where the CPU can multiply carry-less. */
 static uLong roce_crc32(uLong crc, const uint8_t *p, size_t len)
 {
-#ifdef __x86_64__
+#ifdef HOST_X86_64
     static int have_clmul = -1;
 
     if (have_clmul < 0) {
