@@ -458,14 +458,14 @@ static int rsim_read_caps(struct rsim_dev *dev)
 			c->msix_vectors, c->page_sizes);
 		return -EINVAL;
 	}
-	if (!c->admin_timeout_ms || c->admin_timeout_ms > 60000) {
+	if (!c->admin_timeout_ms || c->admin_timeout_ms > RSIM_TIMEOUT_MAX_MS) {
 		dev_warn(&dev->pdev->dev,
-			 "ADMIN_TIMEOUT %u ms out of range, using 5000 ms\n",
-			 c->admin_timeout_ms);
-		c->admin_timeout_ms = 5000;
+			 "ADMIN_TIMEOUT %u ms out of range, using %u ms\n",
+			 c->admin_timeout_ms, RSIM_ADMIN_TIMEOUT_MS);
+		c->admin_timeout_ms = RSIM_ADMIN_TIMEOUT_MS;
 	}
-	if (!c->reset_timeout_ms || c->reset_timeout_ms > 60000)
-		c->reset_timeout_ms = 1000;
+	if (!c->reset_timeout_ms || c->reset_timeout_ms > RSIM_TIMEOUT_MAX_MS)
+		c->reset_timeout_ms = RSIM_RESET_TIMEOUT_MS;
 	return 0;
 }
 

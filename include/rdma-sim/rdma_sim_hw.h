@@ -100,6 +100,13 @@ REG32(RSIM_DEV_STATUS, 0x014)
     FIELD(RSIM_DEV_STATUS, FATAL_REASON, 8, 8)
 REG32(RSIM_ADMIN_TIMEOUT, 0x018)        /* ms a command may take */
 REG32(RSIM_RESET_TIMEOUT, 0x01c)        /* ms a reset may take */
+/*
+ * What ADMIN_TIMEOUT and RESET_TIMEOUT read.  A driver takes 0 or more than
+ * RSIM_TIMEOUT_MAX_MS for a broken register and uses these values instead.
+ */
+#define RSIM_ADMIN_TIMEOUT_MS       5000
+#define RSIM_RESET_TIMEOUT_MS       1000
+#define RSIM_TIMEOUT_MAX_MS         60000
 REG32(RSIM_INTR_MASK, 0x020)            /* RW: 1 = cause masked */
     FIELD(RSIM_INTR_MASK, ADMIN, 0, 1)
     FIELD(RSIM_INTR_MASK, ASYNC, 1, 1)
