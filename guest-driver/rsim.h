@@ -412,6 +412,22 @@ static inline bool rsim_dead(struct rsim_dev *dev)
 	return test_bit(RSIM_FLAG_DEAD, &dev->flags);
 }
 
+/*
+ * For messages of code that may run before the RDMA device is registered
+ * (probe, events from the device): ibdev_<level>, which names the RDMA
+ * device, once it is registered; dev_<level>, which names the PCI function,
+ * before (the RDMA device has no name yet).
+ */
+#define rsim_log(level, rdev, ...)					\
+	do {								\
+		struct rsim_dev *__rdev = (rdev);			\
+									\
+		if (test_bit(RSIM_FLAG_IB_REGISTERED, &__rdev->flags))	\
+			ibdev_##level(&__rdev->ibdev, __VA_ARGS__);	\
+		else							\
+			dev_##level(&__rdev->pdev->dev, __VA_ARGS__);	\
+	} while (0)
+
 static inline u32 rsim_rd32(struct rsim_dev *dev, u32 reg)
 {
 	return readl(dev->regs + reg);

@@ -198,11 +198,10 @@ static void __rsim_admin_process(struct rsim_dev *dev)
 			slot->completed = true;
 			complete(&slot->done);
 		} else {
-			dev_warn_ratelimited(&dev->pdev->dev,
-					     "admin completion with unknown id 0x%04x (status 0x%02x) ignored\n",
-					     id,
-					     (u32)FIELD_GET(R_RSIM_CQE_HDR_STATUS_MASK,
-							    dw0));
+			rsim_log(warn_ratelimited, dev,
+				 "admin completion with unknown id 0x%04x (status 0x%02x) ignored\n",
+				 id,
+				 (u32)FIELD_GET(R_RSIM_CQE_HDR_STATUS_MASK, dw0));
 		}
 		aq->cq_head = (aq->cq_head + 1) & (aq->depth - 1);
 		if (!aq->cq_head)
@@ -338,10 +337,10 @@ int rsim_admin_exec(struct rsim_dev *dev, struct rsim_admin_cmd *cmd,
 	err = rsim_admin_take_slot(dev, atomic, deadline);
 	if (err) {
 		if (err == -ETIMEDOUT)
-			dev_err(&dev->pdev->dev,
-				"admin queue stuck: no free slot for %s within %u ms\n",
-				rsim_opcode_name(opcode),
-				dev->caps.admin_timeout_ms);
+			rsim_log(err, dev,
+				 "admin queue stuck: no free slot for %s within %u ms\n",
+				 rsim_opcode_name(opcode),
+				 dev->caps.admin_timeout_ms);
 		return rsim_dead(dev) ? -EIO : err;
 	}
 
@@ -380,12 +379,12 @@ int rsim_admin_exec(struct rsim_dev *dev, struct rsim_admin_cmd *cmd,
 	if (err) {
 		rsim_admin_release_slot(dev, slot);
 		if (err == -ETIMEDOUT) {
-			dev_err(&dev->pdev->dev,
-				"admin command %s (id 0x%04x) timed out after %u ms (AQ head %u tail %u, ACQ tail %u head %u)\n",
-				rsim_opcode_name(opcode), slot->id,
-				dev->caps.admin_timeout_ms,
-				rsim_rd32(dev, A_RSIM_AQ_HEAD), aq->sq_tail,
-				rsim_rd32(dev, A_RSIM_ACQ_TAIL), aq->cq_head);
+			rsim_log(err, dev,
+				 "admin command %s (id 0x%04x) timed out after %u ms (AQ head %u tail %u, ACQ tail %u head %u)\n",
+				 rsim_opcode_name(opcode), slot->id,
+				 dev->caps.admin_timeout_ms,
+				 rsim_rd32(dev, A_RSIM_AQ_HEAD), aq->sq_tail,
+				 rsim_rd32(dev, A_RSIM_ACQ_TAIL), aq->cq_head);
 			rsim_dev_fatal(dev, "admin command timeout");
 			return -ETIMEDOUT;
 		}
@@ -398,7 +397,7 @@ int rsim_admin_exec(struct rsim_dev *dev, struct rsim_admin_cmd *cmd,
 	rsim_admin_release_slot(dev, slot);
 	err = rsim_status_to_errno(status);
 	if (err)
-		dev_dbg(&dev->pdev->dev, "admin command %s failed: status 0x%02x (%d)\n",
-			rsim_opcode_name(opcode), status, err);
+		rsim_log(dbg, dev, "admin command %s failed: status 0x%02x (%d)\n",
+			 rsim_opcode_name(opcode), status, err);
 	return err;
 }

@@ -82,17 +82,17 @@ void rsim_dev_fatal(struct rsim_dev *dev, const char *why)
 		return;
 	status = rsim_rd32(dev, A_RSIM_DEV_STATUS);
 	if (status == ~0u)
-		dev_err(&dev->pdev->dev,
-			"device lost (%s; registers read all ones): RDMA and Ethernet stop; remove the driver\n",
-			why);
+		rsim_log(err, dev,
+			 "device lost (%s; registers read all ones): RDMA and Ethernet stop; remove the driver\n",
+			 why);
 	else
-		dev_err(&dev->pdev->dev,
-			"device failed (%s; DEV_STATUS 0x%08x, fatal reason %u: %s): resetting it; RDMA and Ethernet stop until the driver is reloaded\n",
-			why, status,
-			(u32)FIELD_GET(R_RSIM_DEV_STATUS_FATAL_REASON_MASK,
-				       status),
-			rsim_fatal_reason_name(FIELD_GET(R_RSIM_DEV_STATUS_FATAL_REASON_MASK,
-							 status)));
+		rsim_log(err, dev,
+			 "device failed (%s; DEV_STATUS 0x%08x, fatal reason %u: %s): resetting it; RDMA and Ethernet stop until the driver is reloaded\n",
+			 why, status,
+			 (u32)FIELD_GET(R_RSIM_DEV_STATUS_FATAL_REASON_MASK,
+					status),
+			 rsim_fatal_reason_name(FIELD_GET(R_RSIM_DEV_STATUS_FATAL_REASON_MASK,
+							  status)));
 	/* After a reset the device never touches guest memory again. */
 	rsim_wr32(dev, A_RSIM_DEV_CTRL, R_RSIM_DEV_CTRL_RESET_MASK);
 	rsim_admin_fail_all(dev);
@@ -156,7 +156,7 @@ static void rsim_link_event(struct rsim_dev *dev, bool up)
 	spin_lock_irqsave(&dev->port_lock, flags);
 	dev->link_up = up;
 	spin_unlock_irqrestore(&dev->port_lock, flags);
-	dev_info(&dev->pdev->dev, "port link %s\n", up ? "up" : "down");
+	rsim_log(info, dev, "port link %s\n", up ? "up" : "down");
 	rsim_port_update(dev);
 }
 
@@ -172,9 +172,9 @@ static void rsim_async_event(struct rsim_dev *dev, u8 type, u32 obj, u64 data)
 		rsim_link_event(dev, false);
 		break;
 	case RSIM_EV_CQ_ERR:
-		dev_warn_ratelimited(&dev->pdev->dev,
-				     "CQ %u overflowed or its ring is not accessible\n",
-				     obj);
+		rsim_log(warn_ratelimited, dev,
+			 "CQ %u overflowed or its ring is not accessible\n",
+			 obj);
 		rsim_cq_event(dev, obj, IB_EVENT_CQ_ERR);
 		break;
 	case RSIM_EV_QP_FATAL:
@@ -205,9 +205,9 @@ static void rsim_async_event(struct rsim_dev *dev, u8 type, u32 obj, u64 data)
 		rsim_dev_fatal(dev, "DEVICE_FATAL event");
 		break;
 	default:
-		dev_warn_ratelimited(&dev->pdev->dev,
-				     "unknown async event type 0x%02x (object %u, data 0x%llx)\n",
-				     type, obj, data);
+		rsim_log(warn_ratelimited, dev,
+			 "unknown async event type 0x%02x (object %u, data 0x%llx)\n",
+			 type, obj, data);
 		break;
 	}
 }
@@ -242,7 +242,7 @@ static void rsim_aeq_process(struct rsim_dev *dev)
 		    (rsim_rd32(dev, A_RSIM_DEV_STATUS) &
 		     R_RSIM_DEV_STATUS_AEQ_OVERFLOW_MASK)) {
 			dev->aeq_overflow_reported = true;
-			dev_warn(&dev->pdev->dev,
+			rsim_log(warn, dev,
 				 "async event queue overflowed (%u entries): some QP/CQ/port events were lost\n",
 				 aeq->depth);
 		}
@@ -292,12 +292,11 @@ static irqreturn_t rsim_eq_irq(int irq, void *data)
 			rsim_netdev_eth_event(dev, obj);
 			break;
 		default:
-			dev_warn_ratelimited(&dev->pdev->dev,
-					     "EQ %u: unknown event type 0x%02x (object %u)\n",
-					     eq->eqn,
-					     (u32)FIELD_GET(R_RSIM_EQE_HDR_TYPE_MASK,
-							    dw0),
-					     obj);
+			rsim_log(warn_ratelimited, dev,
+				 "EQ %u: unknown event type 0x%02x (object %u)\n",
+				 eq->eqn,
+				 (u32)FIELD_GET(R_RSIM_EQE_HDR_TYPE_MASK, dw0),
+				 obj);
 			break;
 		}
 		eq->head = (eq->head + 1) & (eq->depth - 1);
@@ -749,10 +748,9 @@ static int rsim_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		goto err_netdev;
 	rsim_port_update(dev);
 	rsim_debugfs_add(dev);
-	dev_info(&pdev->dev,
-		 "%s: %u completion vectors, MAC %pM, node GUID %016llx\n",
-		 dev_name(&dev->ibdev.dev), dev->num_eqs, dev->mac,
-		 dev->node_guid);
+	ibdev_info(&dev->ibdev,
+		   "%u completion vectors, MAC %pM, node GUID %016llx\n",
+		   dev->num_eqs, dev->mac, dev->node_guid);
 	return 0;
 
 err_netdev:

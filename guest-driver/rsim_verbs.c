@@ -39,8 +39,8 @@ void rsim_destroy_refused(struct rsim_dev *dev, const char *what, u32 num,
 	 * The device still holds an object the verbs layer destroys: it may
 	 * keep using memory we are about to free.  Stop it.
 	 */
-	dev_err(&dev->pdev->dev, "device refused to destroy %s %u (%d)\n",
-		what, num, err);
+	ibdev_err(&dev->ibdev, "device refused to destroy %s %u (%d)\n",
+		  what, num, err);
 	rsim_dev_fatal(dev, "destroy refused");
 }
 
@@ -290,8 +290,8 @@ static int rsim_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 
 	err = rsim_cmd_dealloc_pd(dev, to_rpd(ibpd)->pdn);
 	if (err && !rsim_dead(dev))
-		dev_err(&dev->pdev->dev, "DEALLOC_PD %u failed: %d\n",
-			to_rpd(ibpd)->pdn, err);
+		ibdev_err(&dev->ibdev, "DEALLOC_PD %u failed: %d\n",
+			  to_rpd(ibpd)->pdn, err);
 	return 0;
 }
 
@@ -322,8 +322,7 @@ void rsim_cq_comp_event(struct rsim_dev *dev, u32 cqn)
 	struct rsim_cq *cq = rsim_cq_get(dev, cqn);
 
 	if (!cq) {
-		dev_dbg(&dev->pdev->dev, "completion event for no CQ %u\n",
-			cqn);
+		rsim_log(dbg, dev, "completion event for no CQ %u\n", cqn);
 		return;
 	}
 	if (cq->ibcq.comp_handler)
@@ -540,9 +539,9 @@ static bool rsim_cqe_to_wc(struct rsim_dev *dev, const void *slot,
 	memcpy(&cqe, slot, sizeof(cqe));
 	qp = xa_load(&dev->qps, le32_to_cpu(cqe.qp_num));
 	if (!qp) {
-		dev_warn_ratelimited(&dev->pdev->dev,
-				     "completion for unknown QP %u dropped\n",
-				     le32_to_cpu(cqe.qp_num));
+		ibdev_warn_ratelimited(&dev->ibdev,
+				       "completion for unknown QP %u dropped\n",
+				       le32_to_cpu(cqe.qp_num));
 		return false;
 	}
 	memset(wc, 0, sizeof(*wc));
@@ -647,8 +646,7 @@ void rsim_qp_event(struct rsim_dev *dev, u32 qpn, enum ib_event_type type)
 	struct ib_event ev = {};
 
 	if (!qp) {
-		dev_dbg(&dev->pdev->dev, "async event %d for no QP %u\n",
-			type, qpn);
+		rsim_log(dbg, dev, "async event %d for no QP %u\n", type, qpn);
 		return;
 	}
 	if (type == IB_EVENT_QP_FATAL || type == IB_EVENT_QP_REQ_ERR ||
@@ -1649,8 +1647,8 @@ static int rsim_destroy_ah(struct ib_ah *ibah, u32 flags)
 	err = rsim_cmd_destroy_ah(dev, to_rah(ibah)->ahn,
 				  !(flags & RDMA_DESTROY_AH_SLEEPABLE));
 	if (err && !rsim_dead(dev))
-		dev_err(&dev->pdev->dev, "DESTROY_AH %u failed: %d\n",
-			to_rah(ibah)->ahn, err);
+		ibdev_err(&dev->ibdev, "DESTROY_AH %u failed: %d\n",
+			  to_rah(ibah)->ahn, err);
 	return 0;
 }
 
