@@ -439,6 +439,8 @@ static inline void rsim_wr32(struct rsim_dev *dev, u32 reg, u32 val)
 }
 
 /* rsim_main.c */
+int rsim_dma_alloc(struct rsim_dev *dev, struct rsim_dma_buf *b, size_t size);
+void rsim_dma_free(struct rsim_dev *dev, struct rsim_dma_buf *b);
 void rsim_dev_fatal(struct rsim_dev *dev, const char *why);
 bool rsim_check_health(struct rsim_dev *dev);
 void rsim_port_update(struct rsim_dev *dev);

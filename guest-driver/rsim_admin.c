@@ -19,7 +19,6 @@
  */
 
 #include <linux/delay.h>
-#include <linux/dma-mapping.h>
 #include <linux/ktime.h>
 
 #include "rsim.h"
@@ -99,21 +98,6 @@ int rsim_status_to_errno(u8 status)
 	}
 }
 
-static int rsim_dma_buf_alloc(struct rsim_dev *dev, struct rsim_dma_buf *b,
-			      size_t size)
-{
-	b->size = size;
-	b->va = dma_alloc_coherent(&dev->pdev->dev, size, &b->dma, GFP_KERNEL);
-	return b->va ? 0 : -ENOMEM;
-}
-
-static void rsim_dma_buf_free(struct rsim_dev *dev, struct rsim_dma_buf *b)
-{
-	if (b->va)
-		dma_free_coherent(&dev->pdev->dev, b->size, b->va, b->dma);
-	b->va = NULL;
-}
-
 int rsim_admin_init(struct rsim_dev *dev)
 {
 	struct rsim_admin *aq = &dev->aq;
@@ -128,10 +112,10 @@ int rsim_admin_init(struct rsim_dev *dev)
 		return -EINVAL;
 	}
 	aq->depth = depth;
-	err = rsim_dma_buf_alloc(dev, &aq->sq, depth * RSIM_AQ_ENTRY_SIZE);
+	err = rsim_dma_alloc(dev, &aq->sq, depth * RSIM_AQ_ENTRY_SIZE);
 	if (err)
 		return err;
-	err = rsim_dma_buf_alloc(dev, &aq->cq, depth * RSIM_ACQ_ENTRY_SIZE);
+	err = rsim_dma_alloc(dev, &aq->cq, depth * RSIM_ACQ_ENTRY_SIZE);
 	if (err)
 		goto err_sq;
 	aq->slots = kcalloc(depth, sizeof(*aq->slots), GFP_KERNEL);
@@ -156,9 +140,9 @@ int rsim_admin_init(struct rsim_dev *dev)
 	return 0;
 
 err_cq:
-	rsim_dma_buf_free(dev, &aq->cq);
+	rsim_dma_free(dev, &aq->cq);
 err_sq:
-	rsim_dma_buf_free(dev, &aq->sq);
+	rsim_dma_free(dev, &aq->sq);
 	return err;
 }
 
@@ -169,8 +153,8 @@ void rsim_admin_destroy(struct rsim_dev *dev)
 
 	kfree(aq->slots);
 	aq->slots = NULL;
-	rsim_dma_buf_free(dev, &aq->cq);
-	rsim_dma_buf_free(dev, &aq->sq);
+	rsim_dma_free(dev, &aq->cq);
+	rsim_dma_free(dev, &aq->sq);
 }
 
 /* Consume new completions; called with aq->lock held. */

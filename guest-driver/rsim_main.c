@@ -309,15 +309,14 @@ static irqreturn_t rsim_eq_irq(int irq, void *data)
 	return IRQ_HANDLED;
 }
 
-static void rsim_dma_free(struct rsim_dev *dev, struct rsim_dma_buf *b)
+void rsim_dma_free(struct rsim_dev *dev, struct rsim_dma_buf *b)
 {
 	if (b->va)
 		dma_free_coherent(&dev->pdev->dev, b->size, b->va, b->dma);
 	b->va = NULL;
 }
 
-static int rsim_dma_alloc(struct rsim_dev *dev, struct rsim_dma_buf *b,
-			  size_t size)
+int rsim_dma_alloc(struct rsim_dev *dev, struct rsim_dma_buf *b, size_t size)
 {
 	b->size = size;
 	b->va = dma_alloc_coherent(&dev->pdev->dev, size, &b->dma, GFP_KERNEL);

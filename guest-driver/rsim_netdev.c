@@ -73,17 +73,12 @@ static int rsim_eth_ring_alloc(struct rsim_dev *dev, struct rsim_eth_ring *r,
 	memset(r, 0, sizeof(*r));
 	r->depth = depth;
 	r->mask = depth - 1;
-	r->mem.size = depth * RSIM_ETH_DESC_SIZE;
-	r->mem.va = dma_alloc_coherent(&dev->pdev->dev, r->mem.size,
-				       &r->mem.dma, GFP_KERNEL);
-	if (!r->mem.va)
+	if (rsim_dma_alloc(dev, &r->mem, depth * RSIM_ETH_DESC_SIZE))
 		return -ENOMEM;
 	r->desc = r->mem.va;
 	r->bufs = kcalloc(depth, sizeof(*r->bufs), GFP_KERNEL);
 	if (!r->bufs) {
-		dma_free_coherent(&dev->pdev->dev, r->mem.size, r->mem.va,
-				  r->mem.dma);
-		r->mem.va = NULL;
+		rsim_dma_free(dev, &r->mem);
 		return -ENOMEM;
 	}
 	return 0;
@@ -105,9 +100,7 @@ static void rsim_eth_ring_free(struct rsim_dev *dev, struct rsim_eth_ring *r,
 		}
 		kfree(r->bufs);
 	}
-	if (r->mem.va)
-		dma_free_coherent(&dev->pdev->dev, r->mem.size, r->mem.va,
-				  r->mem.dma);
+	rsim_dma_free(dev, &r->mem);
 	memset(r, 0, sizeof(*r));
 }
 
