@@ -24,6 +24,8 @@
 #include "rsim.h"
 
 #define RSIM_ADMIN_IRQ_RECHECK_MS	100
+/* Callers that cannot sleep busy-wait this long between looks at the ACQ. */
+#define RSIM_ADMIN_POLL_US		10
 
 static const char *const rsim_opcode_names[RSIM_CMD_MAX] = {
 	[RSIM_CMD_NOP] = "NOP",
@@ -242,7 +244,7 @@ static int rsim_admin_take_slot(struct rsim_dev *dev, bool atomic,
 		if (ktime_after(ktime_get(), deadline))
 			return -ETIMEDOUT;
 		rsim_admin_process(dev);
-		udelay(5);
+		udelay(RSIM_ADMIN_POLL_US);
 	}
 	return 0;
 }
@@ -289,7 +291,7 @@ static int rsim_admin_wait(struct rsim_dev *dev, struct rsim_admin_slot *slot,
 		if (use_irq)
 			continue;
 		if (atomic)
-			udelay(10);
+			udelay(RSIM_ADMIN_POLL_US);
 		else
 			usleep_range(20, 100);
 	}
