@@ -4,6 +4,7 @@
 # Debian packages needed to build and test (installed by `make deps`).
 # scripts/deps.sh adds linux-headers-<ABI> for the current Debian kernel ABI.
 # seabios, ipxe-qemu, qemu-system-data: firmware for our uninstalled QEMU.
+# shellcheck: make lint.
 DEPS_PACKAGES := \
 	gcc libc6-dev make pkg-config python3 ninja-build meson flex bison \
 	zlib1g-dev libglib2.0-dev libpixman-1-dev libfdt-dev libslirp-dev libcap-ng-dev libattr1-dev \
@@ -12,7 +13,8 @@ DEPS_PACKAGES := \
 	cpio busybox-static kmod zstd xz-utils \
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev \
 	perftest rdmacm-utils iproute2 python3-pyverbs \
-	iputils-ping ethtool tmux iperf3
+	iputils-ping ethtool tmux iperf3 \
+	shellcheck
 
 # QEMU device set: "rdma-sim" = only what we need (configs/rdma-sim-x86_64.mak),
 # "default" = all of QEMU's default x86_64 devices (slower to build).
@@ -67,10 +69,13 @@ endif
 # Extra prerequisites of `make vmtest` (e.g. the guest driver); others may add.
 VMTEST_PREREQS ?=
 
+# The guest-side test programs (built on the host, run in the guests).
+GUEST_TESTS := $(REPO)/tests/guest
+
 export RDMA_SIM_ROOT  := $(REPO)
 export QEMU_BINARY    := $(QEMU_BIN)
 
-.PHONY: all demo bench deps qemu qemu-locked qemu-source qemu-tree qemu-configure qtest vmtest smoke check clean distclean help
+.PHONY: all demo bench deps driver lint qemu qemu-locked qemu-source qemu-tree qemu-configure qtest vmtest smoke check clean distclean help
 
 all: qemu
 
@@ -97,6 +102,14 @@ bench:
 	@$(REPO)/scripts/deps.sh --if-missing $(DEPS_PACKAGES)
 	@$(MAKE) --no-print-directory qemu
 	$(REPO)/scripts/bench.sh
+
+# The guest driver, as the VM tests build it.
+driver:
+	$(MAKE) -C $(REPO)/guest-driver
+
+# QEMU's checkpatch.pl comes with the QEMU source.
+lint: qemu-source
+	$(REPO)/scripts/lint.sh $(QSRC)
 
 qemu-source:
 ifneq ($(QEMU_FETCH),)
@@ -129,6 +142,8 @@ check: qemu $(VMTEST_PREREQS)
 
 clean:
 	rm -rf $(QEMU_BUILD) $(LOGS)
+	$(MAKE) -C $(REPO)/guest-driver clean
+	$(MAKE) -C $(GUEST_TESTS) clean
 
 # Also removes the downloaded QEMU source (hooks in a QEMU_SRC tree stay).
 distclean:
@@ -137,10 +152,12 @@ distclean:
 help:
 	@echo "make deps       install Debian build/test dependencies (root; idempotent)"
 	@echo "make            build $(QEMU_BIN:$(REPO)/%=%)"
+	@echo "make driver     build guest-driver/rdma_sim.ko for the guest kernel"
 	@echo "make demo       two VMs with rdma-sim: ibv_rc_pingpong and ib_write_bw"
 	@echo "make bench      rdma-sim vs Soft-RoCE in TCG guest pairs (table in build/bench/)"
 	@echo "make check      run all test suites (smoke, qtest, vmtest)"
 	@echo "make smoke|qtest|vmtest   run one suite"
-	@echo "make clean      remove build/qemu-build and build/logs"
+	@echo "make lint       kernel checkpatch (driver), QEMU checkpatch (device, qtests), shellcheck"
+	@echo "make clean      remove build/qemu-build, build/logs and what driver and tests built"
 	@echo "make distclean  remove build/ (incl. the downloaded QEMU source)"
 	@echo "variables: QEMU_SRC=/path/to/qemu-7.2  QEMU_DEVICES=rdma-sim|default  WERROR=1  JOBS=N"

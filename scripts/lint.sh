@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# make lint: the style checkers of the project, over the files of the
+# repository (those git tracks or would add; build outputs are ignored):
+#   the kernel's checkpatch --strict on the C of the kernel modules (the
+#     directories with a Kbuild file), through scripts/kernel-checkpatch.sh;
+#   QEMU's checkpatch --strict, from QEMU_SRC, on the C of the device, the
+#     shared header and the qtests;
+#   `shellcheck -x` on the shell scripts: *.sh, and the files whose first
+#     line is a sh/bash #! or a shellcheck directive.
+# Prints each finding, then every file with findings and the tool that
+# found them; exits 1 if there is any.
+#
+#   scripts/lint.sh QEMU_SRC
+set -euo pipefail
+
+die() { echo "lint.sh: error: $*" >&2; exit 2; }
+
+[ $# -eq 1 ] || die "usage: scripts/lint.sh QEMU_SRC"
+qemu_src=$1
+[ -f "$qemu_src/scripts/checkpatch.pl" ] || die "$qemu_src/scripts/checkpatch.pl not found: make qemu-source first"
+command -v shellcheck >/dev/null || die "shellcheck not found: apt-get install shellcheck (make deps)"
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+# QEMU-style C (git pathspecs: * also matches /)
+qemu_style=('hw/*.[ch]' 'include/*.h' 'tests/qtest/*.[ch]')
+
+# files PATHSPEC...: the files of the repository that match.
+files() {
+    local f
+    git ls-files --cached --others --exclude-standard -- "$@" | sort -u |
+        while read -r f; do
+            if [ -f "$f" ]; then echo "$f"; fi
+        done
+}
+
+is_shell() {
+    case $1 in
+    *.sh) return 0 ;;
+    esac
+    head -n1 "$1" | grep -Eq '^#!.*\b(ba)?sh\b|^# shellcheck shell='
+}
+
+mapfile -t kernel_dirs < <(files '*Kbuild' | xargs -r -n1 dirname)
+[ ${#kernel_dirs[@]} -gt 0 ] || die "no Kbuild file: where is the guest driver?"
+mapfile -t kernel_files < <(files "${kernel_dirs[@]/%//*.[ch]}")
+mapfile -t qemu_files < <(files "${qemu_style[@]}")
+mapfile -t shell_files < <(files | while read -r f; do
+    if is_shell "$f"; then echo "$f"; fi
+done)
+
+findings=()
+checked=0
+
+# check TOOL FILE COMMAND...: COMMAND FILE; its failure is a finding of TOOL.
+check() {
+    local tool=$1 file=$2
+    shift 2
+    checked=$((checked + 1))
+    "$@" "$file" || findings+=("$tool: $file")
+}
+
+# First the fetch, so that its message does not land among the findings.
+scripts/kernel-checkpatch.sh --version >/dev/null
+# MACRO_ARG_REUSE takes a macro argument used twice for a possible side
+# effect; ours are type and field names (RSIM_SAME) and string literals.
+for f in "${kernel_files[@]}"; do
+    check "kernel checkpatch" "$f" scripts/kernel-checkpatch.sh --strict --no-tree \
+        --terse --show-types --ignore MACRO_ARG_REUSE -f
+done
+for f in "${qemu_files[@]}"; do
+    check "QEMU checkpatch" "$f" perl "$qemu_src/scripts/checkpatch.pl" --strict \
+        --no-tree --terse --color=never -f
+done
+for f in "${shell_files[@]}"; do
+    check shellcheck "$f" shellcheck -x --source-path=SCRIPTDIR -f gcc
+done
+
+if [ ${#findings[@]} -eq 0 ]; then
+    echo "lint: $checked files, no findings"
+    exit 0
+fi
+echo "lint: findings in ${#findings[@]} of $checked files:"
+printf '  %s\n' "${findings[@]}"
+exit 1
