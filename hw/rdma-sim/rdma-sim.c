@@ -297,10 +297,10 @@ static uint64_t rdma_sim_regs_read(void *opaque, hwaddr addr, unsigned size)
         val = s->dev_status;
         break;
     case A_RSIM_ADMIN_TIMEOUT:
-        val = RDMA_SIM_ADMIN_TIMEOUT_MS;
+        val = RSIM_ADMIN_TIMEOUT_MS;
         break;
     case A_RSIM_RESET_TIMEOUT:
-        val = RDMA_SIM_RESET_TIMEOUT_MS;
+        val = RSIM_RESET_TIMEOUT_MS;
         break;
     case A_RSIM_INTR_MASK:
         val = s->intr_mask;

@@ -47,8 +47,6 @@ OBJECT_DECLARE_SIMPLE_TYPE(RdmaSimState, RDMA_SIM)
 #define RDMA_SIM_MAX_FAST_REG_PAGES 512
 #define RDMA_SIM_MAX_MR_SIZE    (1ull << 34)
 #define RDMA_SIM_PAGE_SIZES     ((1u << 12) | (1u << 21) | (1u << 30))
-#define RDMA_SIM_ADMIN_TIMEOUT_MS 5000
-#define RDMA_SIM_RESET_TIMEOUT_MS 1000
 
 typedef struct RdmaSimState RdmaSimState;
 
