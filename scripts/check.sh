@@ -14,9 +14,11 @@
 # Suites:
 #  smoke   the QEMU binary starts -M pc / -M q35 and knows the devices we need;
 #          the datasheet's property table matches the device (tests/docs)
-#  qtest   every tests/qtest/*.c is a qtest program; it is built with ninja in
-#          build/qemu-build and run with --tap; each TAP result is one test,
-#          a crash/timeout/non-zero exit of the program is one more failure
+#  qtest   every tests/qtest/*-test.c is a qtest program (linked with the
+#          helper library tests/qtest/libqos/rdma-sim*, which is not run); it
+#          is built with ninja in build/qemu-build and run with --tap; each
+#          TAP result is one test, a crash/timeout/non-zero exit of the
+#          program is one more failure
 #  vmtest  every tests/vm/t-*.sh is run (cwd = repo root, stdin /dev/null)
 #          with a timeout; exit 0 = pass, 77 = skip, anything else = fail.
 #          Environment given to the scripts: RDMA_SIM_ROOT, RDMA_SIM_BUILD,
@@ -117,9 +119,9 @@ suite_smoke() {
 # --- qtest ---------------------------------------------------------------------
 suite_qtest() {
     shopt -s nullglob
-    local srcs=("$REPO"/tests/qtest/*.c)
+    local srcs=("$REPO"/tests/qtest/*-test.c)
     shopt -u nullglob
-    [ ${#srcs[@]} -gt 0 ] || { echo "qtest: no tests/qtest/*.c, nothing to run" >&2; return 0; }
+    [ ${#srcs[@]} -gt 0 ] || { echo "qtest: no tests/qtest/*-test.c, nothing to run" >&2; return 0; }
     have_qemu qtest || return 0
     mkdir -p "$LOGS/qtest"
 

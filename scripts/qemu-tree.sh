@@ -96,22 +96,27 @@ link() {
     mkdir -p "$QSRC/configs/devices/x86_64-softmmu"
     symlink "$QSRC/configs/devices/x86_64-softmmu/rdma-sim.mak" "$repo/configs/rdma-sim-x86_64.mak"
 
-    # qtests: every tests/qtest/*.c is one qtest program; *.h are shared
-    # headers. Drop links to files that no longer exist in the repo.
-    local f
-    for f in "$QSRC"/tests/qtest/*; do
-        if [ -L "$f" ] && [[ "$(readlink "$f")" == "$repo/tests/qtest/"* ]] && [ ! -e "$f" ]; then
-            rm -f "$f"
-            log "removed stale link $f"
-        fi
+    # qtests: every tests/qtest/*-test.c is one qtest program, linked with
+    # the helper library tests/qtest/libqos/rdma-sim*.  Drop links to files
+    # that no longer exist in the repo.
+    local f dir
+    for dir in tests/qtest tests/qtest/libqos; do
+        for f in "$QSRC/$dir"/*; do
+            if [ -L "$f" ] && [[ "$(readlink "$f")" == "$repo/$dir/"* ]] && [ ! -e "$f" ]; then
+                rm -f "$f"
+                log "removed stale link $f"
+            fi
+        done
     done
-    local qtests=()
+    local qtests=() qos=()
     shopt -s nullglob
-    for f in "$repo"/tests/qtest/*.c "$repo"/tests/qtest/*.h; do
+    for f in "$repo"/tests/qtest/*-test.c; do
         symlink "$QSRC/tests/qtest/$(basename "$f")" "$f"
-    done
-    for f in "$repo"/tests/qtest/*.c; do
         qtests+=("$(basename "$f" .c)")
+    done
+    for f in "$repo"/tests/qtest/libqos/rdma-sim*; do
+        symlink "$QSRC/tests/qtest/libqos/$(basename "$f")" "$f"
+        [[ $f != *.c ]] || qos+=("libqos/$(basename "$f")")
     done
     shopt -u nullglob
 
@@ -135,22 +140,35 @@ link() {
             write_if_changed "$QSRC/meson.build"
     fi
 
-    # tests/qtest/meson.build: one marked line right after qtests_x86_64 is
-    # defined, listing our qtests; regenerated when the list changes.
+    # tests/qtest/meson.build: marked lines, regenerated when the lists
+    # change.  Right after qtests_x86_64 is defined: our qtests.  Before
+    # the executables are declared: each one's extra sources, the library,
+    # in the qtests dict (as QEMU's own tests add theirs).
     local mb="$QSRC/tests/qtest/meson.build" marker='# rdma-sim qtests'
     grep -qE '^qtests_x86_64 = ' "$mb" ||
         die "can't find 'qtests_x86_64 = ' in $mb (not QEMU 7.2?)"
-    local line=""
+    grep -qxF 'qtest_executables = {}' "$mb" ||
+        die "can't find 'qtest_executables = {}' in $mb (not QEMU 7.2?)"
+    local tests="" sources="" t sep=""
     if [ ${#qtests[@]} -gt 0 ]; then
-        line="qtests_x86_64 += ["
-        local t sep=""
-        for t in "${qtests[@]}"; do line+="$sep'$t'"; sep=", "; done
-        line+="]  $marker"
+        tests="qtests_x86_64 += ["
+        sources="rdma_sim_qos = files("
+        for t in "${qos[@]}"; do sources+="$sep'$t'"; sep=", "; done
+        sources+=")  $marker\\nqtests += {"
+        sep=""
+        for t in "${qtests[@]}"; do
+            tests+="$sep'$t'"
+            sources+="$sep'$t': rdma_sim_qos"
+            sep=", "
+        done
+        tests+="]  $marker"
+        sources+="}  $marker"
     fi
-    awk -v line="$line" -v marker="$marker" '
+    awk -v tests="$tests" -v sources="$sources" -v marker="$marker" '
         index($0, marker) { next }
+        /^qtest_executables = \{\}$/ && sources != "" { print sources }
         { print }
-        /^qtests_x86_64 = / && !done { if (line != "") print line; done = 1 }
+        /^qtests_x86_64 = / && !done { if (tests != "") print tests; done = 1 }
     ' "$mb" | write_if_changed "$mb"
 
     # --- changes to QEMU itself --------------------------------------------
