@@ -1,13 +1,18 @@
 /*
  * QTest testcase for the rdma-sim RDMA NIC: frames on its port.  Raw
- * Ethernet through the Ethernet rings and a stream socket netdev.
+ * Ethernet through the Ethernet rings and a stream socket netdev; RoCEv2
+ * on a UDP wire whose other end the test plays: frames Soft-RoCE sent,
+ * the device's own frames field by field, bursts, NAKs, garbage.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
 #include "qemu/osdep.h"
 #include <sys/socket.h>
+#include <netinet/in.h>
 #include "libqos/rdma-sim.h"
+
+/* ---- Ethernet through the Ethernet rings and a stream socket netdev ---- */
 
 static void sock_send_frame(QSimDev *d, const uint8_t *frame, size_t len)
 {
@@ -301,9 +306,489 @@ static void test_eth_disabled(const char *machine)
     qsim_stop(d);
 }
 
+/* ---- RoCEv2 frames from and to a UDP socket of the test ---- */
+
+/*
+ * Two frames Linux Soft-RoCE (rdma_rxe, Debian 6.1) sent during an
+ * ibv_rc_pingpong between guests 10.0.0.1 (52:54:00:5e:00:01) and 10.0.0.2
+ * (52:54:00:5e:00:02), captured with QEMU's filter-dump: an ACK for
+ * 10.0.0.2 and a SEND_LAST for 10.0.0.1.
+ */
+static const uint8_t rxe_ack[62] = {
+    0x52, 0x54, 0x00, 0x5e, 0x00, 0x02, 0x52, 0x54, 0x00, 0x5e, 0x00, 0x01,
+    0x08, 0x00, 0x45, 0x00, 0x00, 0x30, 0x67, 0x73, 0x40, 0x00, 0x40, 0x11,
+    0xbf, 0x47, 0x0a, 0x00, 0x00, 0x01, 0x0a, 0x00, 0x00, 0x02, 0xc1, 0x21,
+    0x12, 0xb7, 0x00, 0x1c, 0x00, 0x00, 0x11, 0x00, 0xff, 0xff, 0x00, 0x00,
+    0x00, 0x11, 0x00, 0x6f, 0x04, 0x00, 0x1f, 0x00, 0x00, 0x01, 0xef, 0x51,
+    0xe4, 0x2a,
+};
+
+/* The SEND_LAST: its headers, 952 bytes of payload 0x7b, its ICRC */
+#define RXE_SEND_LAST_LEN 1010
+
+static void rxe_send_last(uint8_t *f)
+{
+    static const uint8_t hdr[54] = {
+        0x52, 0x54, 0x00, 0x5e, 0x00, 0x01, 0x52, 0x54, 0x00, 0x5e, 0x00, 0x02,
+        0x08, 0x00, 0x45, 0x00, 0x03, 0xe4, 0x75, 0xe6, 0x40, 0x00, 0x40, 0x11,
+        0xad, 0x20, 0x0a, 0x00, 0x00, 0x02, 0x0a, 0x00, 0x00, 0x01, 0xc1, 0x21,
+        0x12, 0xb7, 0x03, 0xd0, 0x00, 0x00, 0x02, 0x00, 0xff, 0xff, 0x00, 0x00,
+        0x00, 0x11, 0x80, 0x6f, 0x04, 0x00,
+    };
+    static const uint8_t icrc[4] = { 0x1d, 0x9e, 0x49, 0xdf };
+
+    memcpy(f, hdr, sizeof(hdr));
+    memset(f + sizeof(hdr), 0x7b, RXE_SEND_LAST_LEN - sizeof(hdr) - 4);
+    memcpy(f + RXE_SEND_LAST_LEN - 4, icrc, 4);
+}
+
+/* CRC-32 (zlib polynomial), bit by bit: independent of the device's */
+static uint32_t crc32_bits(uint32_t crc, const uint8_t *p, size_t n)
+{
+    crc = ~crc;
+    while (n--) {
+        crc ^= *p++;
+        for (int k = 0; k < 8; k++) {
+            crc = (crc >> 1) ^ (0xedb88320u & -(crc & 1));
+        }
+    }
+    return ~crc;
+}
+
+/* ICRC of an IPv4 RoCEv2 frame of len bytes (without its last 4). */
+static uint32_t icrc(const uint8_t *f, size_t len)
+{
+    static const uint8_t lrh[8] = {
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    };
+    uint8_t pseudo[40];
+    uint32_t crc;
+
+    memcpy(pseudo, f + 14, 40);
+    pseudo[1] = 0xff;                   /* TOS */
+    pseudo[8] = 0xff;                   /* TTL */
+    pseudo[10] = pseudo[11] = 0xff;     /* IP checksum */
+    pseudo[26] = pseudo[27] = 0xff;     /* UDP checksum */
+    pseudo[32] = 0xff;                  /* BTH reserved byte */
+    crc = crc32_bits(0, lrh, 8);
+    crc = crc32_bits(crc, pseudo, 40);
+    return crc32_bits(crc, f + 54, len - 54 - 4);
+}
+
+typedef struct Wire {
+    int fd;                             /* the test's end of the link */
+    struct sockaddr_in dev;             /* the device's end */
+} Wire;
+
+static uint16_t udp_bind_any(int fd)
+{
+    struct sockaddr_in a = { .sin_family = AF_INET };
+    socklen_t alen = sizeof(a);
+
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    g_assert_cmpint(bind(fd, (struct sockaddr *)&a, sizeof(a)), ==, 0);
+    g_assert_cmpint(getsockname(fd, (struct sockaddr *)&a, &alen), ==, 0);
+    return ntohs(a.sin_port);
+}
+
+/*
+ * A device whose netdev is a UDP socket pair with the test: -netdev
+ * socket,udp= or, with dgram, -netdev dgram.  The device plays 10.0.0.2
+ * at 52:54:00:5e:00:02 (GID 0), the guest the captured frames are for.
+ */
+static QSimDev *wire_start(const char *machine, Wire *w, bool dgram)
+{
+    static const char mac[] = "mac=52:54:00:5e:00:02";
+    int probe = socket(AF_INET, SOCK_DGRAM, 0);
+    g_autofree char *netdev = NULL;
+    uint16_t dev_port, my_port;
+    QSimDev *d;
+
+    w->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+    g_assert_cmpint(w->fd, >=, 0);
+    my_port = udp_bind_any(w->fd);
+    dev_port = udp_bind_any(probe);     /* a free port for the device */
+    close(probe);
+    memset(&w->dev, 0, sizeof(w->dev));
+    w->dev.sin_family = AF_INET;
+    w->dev.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    w->dev.sin_port = htons(dev_port);
+    if (dgram) {
+        netdev = g_strdup_printf("dgram,id=n0,remote.type=inet,"
+                                 "remote.host=127.0.0.1,remote.port=%u,"
+                                 "local.type=inet,local.host=127.0.0.1,"
+                                 "local.port=%u", my_port, dev_port);
+    } else {
+        netdev = g_strdup_printf("socket,id=n0,udp=127.0.0.1:%u,"
+                                 "localaddr=127.0.0.1:%u", my_port, dev_port);
+    }
+    d = qsim_start(machine, mac, netdev);
+    qsim_bringup(d);
+    qsim_gid_add_v4(d, 0, 2);
+    return d;
+}
+
+static void wire_stop(QSimDev *d, Wire *w)
+{
+    close(w->fd);
+    qsim_stop(d);
+}
+
+static void wire_send(Wire *w, const uint8_t *f, size_t len)
+{
+    g_assert_cmpint(sendto(w->fd, f, len, 0, (struct sockaddr *)&w->dev,
+                           sizeof(w->dev)), ==, len);
+}
+
+/* Receive the next frame the device sends; the clock moves meanwhile. */
+static ssize_t wire_recv(QSimDev *d, Wire *w, uint8_t *buf, size_t size)
+{
+    int64_t deadline = g_get_monotonic_time() + QSIM_POLL_US;
+    ssize_t n;
+
+    while ((n = recv(w->fd, buf, size, 0)) <= 0) {
+        g_assert_cmpint(g_get_monotonic_time(), <, deadline);
+        qtest_clock_step(d->qts, 100 * 1000);
+        g_usleep(1000);
+    }
+    return n;
+}
+
+/* The device accepts Soft-RoCE's frames: headers and ICRC check out. */
+static void test_wire_rxe_frames(const char *machine)
+{
+    static const uint8_t mac1[6] = { 0x52, 0x54, 0, 0x5e, 0, 1 };
+    struct rsim_cmd_set_port sp;
+    uint8_t bad[sizeof(rxe_ack)], send_last[RXE_SEND_LAST_LEN];
+    Wire w;
+    QSimDev *d = wire_start(machine, &w, false);
+
+    wire_send(&w, rxe_ack, sizeof(rxe_ack));
+    stat_wait(d, RSIM_STAT_RX_FRAMES, 1);
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_RX_ROCE_PKTS), ==, 1);
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_RX_ICRC_ERR), ==, 0);
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_RX_DROP_NO_QP), ==, 1);
+
+    /* one flipped payload bit: the ICRC catches it */
+    memcpy(bad, rxe_ack, sizeof(bad));
+    bad[sizeof(bad) - 8] ^= 0x10;
+    wire_send(&w, bad, sizeof(bad));
+    stat_wait(d, RSIM_STAT_RX_FRAMES, 2);
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_RX_ICRC_ERR), ==, 1);
+
+    /* the other direction's frame, once the port has that address */
+    QSIM_CMD_INIT(sp, RSIM_CMD_SET_PORT);
+    sp.mask = cpu_to_le32(RSIM_SET_PORT_MAC);
+    memcpy(sp.mac, mac1, 6);
+    qsim_cmd_expect(d, &sp, RSIM_STS_OK);
+    qsim_gid_add_v4(d, 1, 1);
+    rxe_send_last(send_last);
+    wire_send(&w, send_last, sizeof(send_last));
+    stat_wait(d, RSIM_STAT_RX_FRAMES, 3);
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_RX_ROCE_PKTS), ==, 2);
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_RX_ICRC_ERR), ==, 1);
+    wire_stop(d, &w);
+}
+
+/*
+ * A burst of frames larger than the socket netdev reads per wakeup
+ * (NET_DGRAM_BURST, patches/qemu/0001): every one arrives, once.
+ */
+static void test_wire_burst(const char *machine)
+{
+    const unsigned frames = 200;
+    Wire w;
+    QSimDev *d = wire_start(machine, &w, false);
+
+    for (unsigned i = 0; i < frames; i++) {
+        wire_send(&w, rxe_ack, sizeof(rxe_ack));
+    }
+    stat_wait(d, RSIM_STAT_RX_FRAMES, frames);
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_RX_ROCE_PKTS), ==, frames);
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_RX_DROP_NO_QP), ==, frames);
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_RX_ICRC_ERR), ==, 0);
+    /* nothing more trickles in */
+    g_usleep(50 * 1000);
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_RX_FRAMES), ==, frames);
+    wire_stop(d, &w);
+}
+
+/*
+ * A device on a UDP wire with an RC QP in RTS, connected to QPN 0x11 at
+ * 10.0.0.1 (played by the test), first PSN 0x123456; a buffer of len
+ * bytes with an MR.
+ */
+static QSimDev *wire_rc_connect(const char *machine, Wire *w, bool dgram,
+                                QSimEndpoint *ep, QSimMr *mr, uint64_t len)
+{
+    static const uint8_t peer_mac[6] = { 0x52, 0x54, 0, 0x5e, 0, 1 };
+    QSimDev *d = wire_start(machine, w, dgram);
+    QSimPath path = {
+        .type = RSIM_QPT_RC,
+        .av.hop_limit = 64,
+        .av.traffic_class = 0x10,
+        .av.network_type = RSIM_NET_IPV4,
+        .path_mtu = RSIM_MTU_1024,
+        .dest_qpn = 0x11,
+        .sq_psn = 0x123456,
+        .timeout = 20,
+        .retry_cnt = 7,
+    };
+    uint32_t pdn = qsim_pd_alloc(d);
+    QSimEq eq;
+
+    qsim_eq_create(d, &eq, 1, 64);
+    qsim_endpoint_create(d, ep, RSIM_QPT_RC, pdn, eq.eqn);
+    qsim_gid_v4(path.av.dgid, 10, 0, 0, 1);
+    memcpy(path.av.dmac, peer_mac, 6);
+    qsim_qp_connect(d, ep->qp.qpn, &path);
+    *mr = qsim_mr_alloc(d, pdn, len, QSIM_ACC_LW);
+    return d;
+}
+
+/* AETH syndromes: ACK (credits invalid), NAK for a PSN sequence error */
+#define AETH_SYN_ACK            0x1f
+#define AETH_SYN_NAK_PSN_SEQ    0x60
+
+/* Send the peer's acknowledgement (AETH syndrome syn) of psn to the QP. */
+static void wire_send_aeth(Wire *w, uint32_t qpn, uint8_t syn, uint32_t psn)
+{
+    uint8_t ack[sizeof(rxe_ack)];
+
+    /* built as Soft-RoCE builds it */
+    memcpy(ack, rxe_ack, sizeof(ack));
+    stl_be_p(ack + 46, qpn);
+    stl_be_p(ack + 50, psn);
+    ack[54] = syn;
+    stl_le_p(ack + 58, icrc(ack, sizeof(ack)));
+    wire_send(w, ack, sizeof(ack));
+}
+
+/*
+ * The device's frames on the wire: a SEND to a remote peer played by the
+ * test, checked field by field and with an independent ICRC, then
+ * acknowledged by a frame the test builds; the send completes.
+ */
+static void test_wire_device_frames(const char *machine)
+{
+    static const uint8_t peer_mac[6] = { 0x52, 0x54, 0, 0x5e, 0, 1 };
+    uint8_t f[2048];
+    uint32_t psn, sum = 0;
+    ssize_t n;
+    QSimEndpoint ep;
+    QSimMr mr;
+    Wire w;
+    QSimWr wr = { .wr_id = 0x99, .opcode = RSIM_WR_SEND, .nsge = 1 };
+    QSimDev *d = wire_rc_connect(machine, &w, false, &ep, &mr, 4096);
+
+    qsim_fill_pattern(d, mr.addr, 333, 5);
+    wr.sge[0] = qsim_sge(&mr, 0, 333);
+    qsim_send(d, &ep.qp, &wr);
+
+    n = wire_recv(d, &w, f, sizeof(f));
+    /* Ethernet, IPv4 (with a valid header checksum), UDP 4791 */
+    g_assert_cmpint(n, ==, 14 + 20 + 8 + 12 + 336 + 4);
+    g_assert(!memcmp(f, peer_mac, 6));
+    g_assert_cmphex(f[6], ==, 0x52);
+    g_assert_cmphex(f[11], ==, 0x02);
+    g_assert_cmphex(lduw_be_p(f + 12), ==, 0x0800);
+    g_assert_cmphex(f[14], ==, 0x45);
+    g_assert_cmphex(f[15], ==, 0x10);                   /* traffic class */
+    g_assert_cmpuint(lduw_be_p(f + 16), ==, n - 14);
+    g_assert_cmphex(lduw_be_p(f + 20), ==, 0x4000);     /* DF */
+    g_assert_cmpuint(f[22], ==, 64);
+    g_assert_cmpuint(f[23], ==, 17);
+    for (int i = 14; i < 34; i += 2) {
+        sum += lduw_be_p(f + i);
+    }
+    while (sum >> 16) {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    g_assert_cmphex(sum, ==, 0xffff);
+    g_assert_cmphex(ldl_be_p(f + 26), ==, 0x0a000002);
+    g_assert_cmphex(ldl_be_p(f + 30), ==, 0x0a000001);
+    g_assert_cmphex(lduw_be_p(f + 34) & 0xc000, ==, 0xc000);
+    g_assert_cmpuint(lduw_be_p(f + 36), ==, 4791);
+    g_assert_cmpuint(lduw_be_p(f + 38), ==, n - 34);
+    g_assert_cmphex(lduw_be_p(f + 40), ==, 0);
+    /* BTH: SEND_ONLY, pad 3, P_Key 0xffff, dest QP, AckReq, PSN */
+    g_assert_cmphex(f[42], ==, 0x04);
+    g_assert_cmphex(f[43], ==, 0x30);
+    g_assert_cmphex(lduw_be_p(f + 44), ==, 0xffff);
+    g_assert_cmphex(ldl_be_p(f + 46), ==, 0x11);
+    g_assert_cmphex((uint32_t)ldl_be_p(f + 50), ==, 0x80123456);
+    g_assert_cmphex((uint32_t)ldl_le_p(f + n - 4), ==, icrc(f, n));
+    qsim_check_pattern(d, mr.addr, 333, 5);
+    for (int i = 0; i < 333; i++) {
+        g_assert_cmpuint(f[54 + i], ==, qsim_pattern_byte(5, i));
+    }
+
+    /* the peer's ACK */
+    psn = ldl_be_p(f + 50) & 0xffffff;
+    wire_send_aeth(&w, ep.qp.qpn, AETH_SYN_ACK, psn);
+    qsim_cq_expect(d, &ep.scq, 0x99, RSIM_WC_SUCCESS, RSIM_WC_SEND, 333,
+                   ep.qp.qpn);
+    wire_stop(d, &w);
+}
+
+/*
+ * The frames of a burst leave the datagram netdevs batched
+ * (patches/qemu/0002): each still arrives as a datagram of its own, in
+ * order, whole.  A 20580-byte SEND is 20 full packets and a short one; the
+ * 64-byte SEND behind it has a size of its own and starts a new batch.
+ */
+static void wire_tx_burst(const char *machine, bool dgram)
+{
+    const uint32_t big = 20 * 1024 + 100, small = 64;
+    const unsigned packets = 21 + 1;
+    g_autofree uint8_t *f = g_malloc(65536);
+    uint32_t psn = 0x123456, off = 0;
+    QSimEndpoint ep;
+    QSimMr mr;
+    Wire w;
+    QSimWr wr = { .wr_id = 1, .opcode = RSIM_WR_SEND, .nsge = 1 };
+    QSimDev *d = wire_rc_connect(machine, &w, dgram, &ep, &mr, 32768);
+
+    qsim_fill_pattern(d, mr.addr, big + small, 9);
+    wr.sge[0] = qsim_sge(&mr, 0, big);
+    qsim_send(d, &ep.qp, &wr);
+    wr.wr_id = 2;
+    wr.sge[0] = qsim_sge(&mr, big, small);
+    qsim_send(d, &ep.qp, &wr);
+
+    for (unsigned i = 0; i < packets; i++) {
+        /* a datagram holding two frames would show here as a wrong size */
+        ssize_t n = wire_recv(d, &w, f, 65536);
+        uint32_t payload = i < 20 ? 1024 : i == 20 ? 100 : small;
+        uint8_t opcode = i == 0 ? 0x00 : i < 20 ? 0x01 : i == 20 ? 0x02 : 0x04;
+
+        g_assert_cmpint(n, ==, 14 + 20 + 8 + 12 + payload + 4);
+        g_assert_cmphex(f[42], ==, opcode);
+        g_assert_cmphex(ldl_be_p(f + 50) & 0xffffff, ==, psn + i);
+        g_assert_cmphex((uint32_t)ldl_le_p(f + n - 4), ==, icrc(f, n));
+        for (uint32_t j = 0; j < payload; j++, off++) {
+            g_assert_cmpuint(f[54 + j], ==, qsim_pattern_byte(9, off));
+        }
+    }
+    wire_send_aeth(&w, ep.qp.qpn, AETH_SYN_ACK, psn + packets - 1);
+    qsim_cq_expect(d, &ep.scq, 1, RSIM_WC_SUCCESS, RSIM_WC_SEND, big,
+                   ep.qp.qpn);
+    qsim_cq_expect(d, &ep.scq, 2, RSIM_WC_SUCCESS, RSIM_WC_SEND, small,
+                   ep.qp.qpn);
+    /* nothing more: the batch sent each frame once */
+    g_usleep(50 * 1000);
+    g_assert_cmpint(recv(w.fd, f, 65536, 0), ==, -1);
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_TX_FRAMES), ==, packets);
+    wire_stop(d, &w);
+}
+
+static void test_wire_tx_burst(const char *machine)
+{
+    wire_tx_burst(machine, false);
+}
+
+static void test_wire_tx_burst_dgram(const char *machine)
+{
+    wire_tx_burst(machine, true);
+}
+
+/*
+ * A NAK and, right behind it, an ACK of the packets it asked for again:
+ * the peer had them after all (they came out of order).  Whether the
+ * requester sent them again in between or not, every SEND completes; it
+ * must not wait for packets to be sent again that are acknowledged.  The
+ * two frames reach the device in one read only sometimes, hence rounds.
+ */
+static void test_wire_nak_then_ack(const char *machine)
+{
+    const unsigned rounds = 20, sends = 4;
+    uint32_t next = 0x123456;       /* PSN of the next new packet */
+    uint8_t f[2048];
+    QSimEndpoint ep;
+    QSimMr mr;
+    Wire w;
+    QSimDev *d = wire_rc_connect(machine, &w, false, &ep, &mr, 4096);
+
+    qsim_fill_pattern(d, mr.addr, 64, 3);
+    for (unsigned round = 0; round < rounds; round++) {
+        for (unsigned i = 0; i < sends; i++) {
+            QSimWr wr = { .wr_id = round * sends + i,
+                          .opcode = RSIM_WR_SEND, .nsge = 1 };
+
+            wr.sge[0] = qsim_sge(&mr, 0, 64);
+            qsim_send(d, &ep.qp, &wr);
+        }
+        /* the new packets, in order; those sent again are older */
+        for (unsigned got = 0; got < sends;) {
+            ssize_t n = wire_recv(d, &w, f, sizeof(f));
+            uint32_t psn = ldl_be_p(f + 50) & 0xffffff;
+
+            g_assert_cmpint(n, ==, 14 + 20 + 8 + 12 + 64 + 4);
+            if (psn == next) {
+                next++;
+                got++;
+            } else {
+                g_assert_cmphex(psn, <, next);
+            }
+        }
+        /* PSN sequence error at the second packet, then all acknowledged */
+        wire_send_aeth(&w, ep.qp.qpn, AETH_SYN_NAK_PSN_SEQ, next - sends + 1);
+        wire_send_aeth(&w, ep.qp.qpn, AETH_SYN_ACK, next - 1);
+        for (unsigned i = 0; i < sends; i++) {
+            qsim_cq_expect(d, &ep.scq, round * sends + i, RSIM_WC_SUCCESS,
+                           RSIM_WC_SEND, 64, ep.qp.qpn);
+        }
+    }
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_SEQ_NAK_RCVD), ==, rounds);
+    wire_stop(d, &w);
+}
+
+/*
+ * Garbage from the network: dropped and counted, never a crash.  The
+ * generator has a seed of its own: the same 3000 frames every run.
+ */
+static void test_wire_garbage(const char *machine)
+{
+    uint8_t f[1500];
+    GRand *r = g_rand_new_with_seed(42);
+    Wire w;
+    QSimDev *d = wire_start(machine, &w, false);
+
+    for (int i = 0; i < 3000; i++) {
+        size_t len = g_rand_int_range(r, 1, sizeof(f));
+
+        for (size_t k = 0; k < len; k++) {
+            f[k] = g_rand_int(r);
+        }
+        if (i % 2) {
+            /* a RoCEv2 frame for the device with damaged contents */
+            size_t keep = g_rand_int_range(r, 14, sizeof(rxe_ack));
+
+            memcpy(f, rxe_ack, MIN(keep, sizeof(rxe_ack)));
+            len = MAX(len, keep);
+        }
+        wire_send(&w, f, len);
+        if (i % 500 == 499) {
+            qsim_assert_alive(d);
+        }
+    }
+    qsim_assert_alive(d);
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_RX_DROP_MALFORMED) +
+                     qsim_stat(d, RSIM_STAT_RX_ICRC_ERR), >, 0);
+    g_rand_free(r);
+    wire_stop(d, &w);
+}
+
 static const QSimTest tests[] = {
     { "eth/datapath", test_eth_datapath },
     { "eth/disabled", test_eth_disabled },
+    { "wire/rxe-frames", test_wire_rxe_frames, QSIM_ONCE },
+    { "wire/burst", test_wire_burst, QSIM_ONCE },
+    { "wire/nak-then-ack", test_wire_nak_then_ack, QSIM_ONCE },
+    { "wire/device-frames", test_wire_device_frames, QSIM_ONCE },
+    { "wire/tx-burst", test_wire_tx_burst, QSIM_ONCE },
+    { "wire/tx-burst-dgram", test_wire_tx_burst_dgram, QSIM_ONCE },
+    { "wire/garbage", test_wire_garbage, QSIM_ONCE },
 };
 
 int main(int argc, char **argv)
