@@ -170,7 +170,7 @@ suite_qtest() {
         local why=""
         if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
             why="timed out after ${QTEST_TIMEOUT}s"
-        elif [ $results -lt $plan ]; then
+        elif [ "$results" -lt "$plan" ]; then
             why="only $results of $plan results reported, exit status $rc (crash?)"
         elif [ $rc -ne 0 ] && [ $nfail -eq 0 ]; then
             why="exit status $rc"
