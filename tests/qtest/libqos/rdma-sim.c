@@ -84,13 +84,14 @@ static void run_test(const void *opaque)
 static void add_test(const QSimTest *test, const char *machine,
                      bool machine_in_path)
 {
-    TestRun *run = g_new(TestRun, 1);
     g_autofree char *path = NULL;
+    TestRun *run;
 
     /* a subprocess runs a test its parent found a machine for */
     if (!g_test_subprocess() && !qtest_has_machine(machine)) {
         return;
     }
+    run = g_new(TestRun, 1);
     run->test = test;
     run->machine = machine;
     if (machine_in_path) {
