@@ -6,7 +6,7 @@
 
 DRV_KO=${DRV_KO:-$RSIM_REPO/guest-driver/rdma_sim.ko}
 DRV_PCI_ID=1b36:0120
-VERBS_TEST=$RSIM_REPO/tests/guest/rsim-verbs-test
+VERBS_TEST=$RSIM_REPO/tests/vm/progs/verbs-test
 
 # drv_pci_dev: prints the PCI address of the (first) rdma-sim function.
 drv_pci_dev() {

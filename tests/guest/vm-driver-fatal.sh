@@ -57,7 +57,7 @@ drv_unload 60
 drv_load
 drv_net_up 10.0.0.1/24
 "$VERBS_TEST" -d rsim0 check >/tmp/verbs.out 2>&1 ||
-    { cat /tmp/verbs.out; rsim_fail "rsim-verbs-test fails after reloading the driver"; }
+    { cat /tmp/verbs.out; rsim_fail "verbs-test fails after reloading the driver"; }
 rsim_log "ok: reload recovers: $(tail -n 1 /tmp/verbs.out)"
 drv_unload 60
 drv_check_dmesg

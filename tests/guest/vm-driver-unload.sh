@@ -1,7 +1,7 @@
 #!/bin/bash
 # Guest side of tests/vm/t-driver-unload.sh: unloading rdma_sim while user
 # processes hold RDMA objects, and loading it again.
-#   1. holders (rsim-verbs-test hold, an ibv_rc_pingpong server) are killed,
+#   1. holders (verbs-test hold, an ibv_rc_pingpong server) are killed,
 #      then rmmod, insmod, ibv_devinfo works again;
 #   2. rmmod while the holders are still alive (the RDMA core disassociates
 #      them), then they are killed, insmod, the verbs test passes again;
@@ -15,7 +15,7 @@ set -euo pipefail
 
 HOLD_PIDS=()
 
-# start_holders: one rsim-verbs-test in hold mode, one ibv_rc_pingpong server.
+# start_holders: one verbs-test in hold mode, one ibv_rc_pingpong server.
 start_holders() {
     local gid i
     : >/tmp/hold.out
@@ -30,7 +30,7 @@ start_holders() {
         grep -q FATAL /tmp/hold.out && break
         sleep 0.1
     done
-    grep -q READY /tmp/hold.out || rsim_fail "rsim-verbs-test hold did not get ready: $(cat /tmp/hold.out)"
+    grep -q READY /tmp/hold.out || rsim_fail "verbs-test hold did not get ready: $(cat /tmp/hold.out)"
     rsim_wait_listen 18515 30
     rsim_log "holders running: $(tail -n 1 /tmp/hold.out); ibv_rc_pingpong server listening"
     rsim_log "rdma res: $(rdma res show rsim0)"
@@ -89,8 +89,8 @@ drv_load
 drv_net_up 10.0.0.1/24
 check_devinfo
 "$VERBS_TEST" -d rsim0 -D "/sys/kernel/debug/rdma_sim/$DRV_BDF/mrs" check >/tmp/verbs.out 2>&1 ||
-    { cat /tmp/verbs.out; rsim_fail "rsim-verbs-test failed after the reload"; }
-rsim_log "ok: rsim-verbs-test passes after the reload ($(tail -n 1 /tmp/verbs.out))"
+    { cat /tmp/verbs.out; rsim_fail "verbs-test failed after the reload"; }
+rsim_log "ok: verbs-test passes after the reload ($(tail -n 1 /tmp/verbs.out))"
 
 rsim_log "--- phase 3: load/unload cycles"
 for i in 1 2 3; do

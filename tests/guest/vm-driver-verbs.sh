@@ -1,10 +1,10 @@
 #!/bin/bash
-# Guest side of tests/vm/t-driver-verbs.sh: tests/guest/rsim-verbs-test
+# Guest side of tests/vm/t-driver-verbs.sh: tests/vm/progs/verbs-test
 # creates and destroys every verbs object through libibverbs and the rxe
 # provider, checks the errno of bad requests, completion and async events,
 # and checks on the device side (debugfs "mrs": MR_TRANSLATE) that MRs with
 # PBL levels 0, 1 and 2 work; then the kernel verbs test module
-# (tests/guest/kverbs) runs the kernel paths.
+# (tests/vm/progs/kverbs_test.c) runs the kernel paths.
 set -euo pipefail
 # shellcheck source=tests/vm/guest-lib.sh
 . "$RSIM_LIB"
@@ -21,25 +21,25 @@ mrs=/sys/kernel/debug/rdma_sim/$DRV_BDF/mrs
 [[ -r $mrs ]] || rsim_fail "no debugfs file $mrs (debugfs mounted at /sys/kernel/debug?)"
 rc=0
 "$VERBS_TEST" -d rsim0 -D "$mrs" check 2>&1 | tee /tmp/verbs.out || rc=$?
-drv_save rsim-verbs-test.txt </tmp/verbs.out
-((rc == 0)) || rsim_fail "rsim-verbs-test failed (exit $rc): $(grep -E '^(FAIL|FATAL)' /tmp/verbs.out | head -n 5 | tr '\n' ';')"
-grep -q ' 0 failed$' /tmp/verbs.out || rsim_fail "rsim-verbs-test did not report its summary"
+drv_save verbs-test.txt </tmp/verbs.out
+((rc == 0)) || rsim_fail "verbs-test failed (exit $rc): $(grep -E '^(FAIL|FATAL)' /tmp/verbs.out | head -n 5 | tr '\n' ';')"
+grep -q ' 0 failed$' /tmp/verbs.out || rsim_fail "verbs-test did not report its summary"
 for level in 0 1 2; do
     grep -q "^ok: debugfs: MR .* level $level, device translation ok" /tmp/verbs.out ||
         rsim_fail "no MR with PBL level $level checked on the device side"
 done
 rsim_log "ok: PBL levels 0, 1, 2 verified with MR_TRANSLATE"
 
-# Kernel verbs, as kernel ULPs use them (tests/guest/kverbs).
-kmod=$RSIM_REPO/tests/guest/kverbs/rsim_kverbs_test.ko
-[[ -f $kmod ]] || rsim_fail "$kmod not built (make -C tests/guest)"
+# Kernel verbs, as kernel ULPs use them (tests/vm/progs/kverbs_test.c).
+kmod=$RSIM_REPO/tests/vm/progs/kverbs_test.ko
+[[ -f $kmod ]] || rsim_fail "$kmod not built (make -C tests/vm/progs)"
 rc=0
 timeout 120 insmod "$kmod" || rc=$?
-dmesg | grep 'rsim_kverbs_test' | drv_save rsim_kverbs_test.txt
-dmesg | grep 'rsim_kverbs_test'
-((rc == 0)) || rsim_fail "kernel verbs test failed (insmod $rc): $(dmesg | grep 'rsim_kverbs_test: FAIL' | head -n 5 | tr '\n' ';')"
-dmesg | grep -q 'rsim_kverbs_test: PASS' || rsim_fail "kernel verbs test did not report PASS"
-rmmod rsim_kverbs_test
+dmesg | grep 'kverbs_test' | drv_save kverbs_test.txt
+dmesg | grep 'kverbs_test'
+((rc == 0)) || rsim_fail "kernel verbs test failed (insmod $rc): $(dmesg | grep 'kverbs_test: FAIL' | head -n 5 | tr '\n' ';')"
+dmesg | grep -q 'kverbs_test: PASS' || rsim_fail "kernel verbs test did not report PASS"
+rmmod kverbs_test
 rsim_log "ok: kernel verbs test passed"
 
 # Nothing leaked on the device: only the kernel's own objects remain.

@@ -1,6 +1,6 @@
 #!/bin/bash
 # VM test: rdma_sim unloads and reloads cleanly while user processes hold
-# RDMA objects (rsim-verbs-test in hold mode, an ibv_rc_pingpong server):
+# RDMA objects (verbs-test in hold mode, an ibv_rc_pingpong server):
 # killed before rmmod, and still alive during rmmod (disassociation), then
 # load/unload cycles; ibv_devinfo and the verbs test work after reloading;
 # the kernel log has no oops, WARN or BUG.

@@ -1,12 +1,12 @@
 #!/bin/bash
-# VM test: tests/guest/rsim-verbs-test drives the rdma-sim driver through
+# VM test: tests/vm/progs/verbs-test drives the rdma-sim driver through
 # stock libibverbs + the rxe provider in a guest: PD, CQ (with resize), QP
 # RESET->INIT->RTR->RTS and illegal transitions, UD QP + AH, SRQ (limit,
 # resize), MRs with PBL levels 0/1/2 (checked on the device with
 # MR_TRANSLATE through the driver's debugfs), and the errno of bad
 # requests (too many SGEs, too deep queues, bad access flags), completion
 # events and async events (SQ_DRAINED, QP_LAST_WQE_REACHED, CQ_ERR); then
-# tests/guest/kverbs/rsim_kverbs_test.ko runs the kernel verbs paths (DMA
+# tests/vm/progs/kverbs_test.ko runs the kernel verbs paths (DMA
 # MR, kernel rings, inline sends, fast registration, drain, CQ resize,
 # softirq completion events, an AH created in atomic context).
 set -euo pipefail

@@ -2,7 +2,7 @@
 # guests through tests/vm/vm, keeps the logs of failures, prints PASS/FAIL.
 #
 #   vmtest_init NAME          cd to the repository root; build rdma_sim.ko
-#                             and tests/guest (once per make check)
+#                             and tests/vm/progs (once per make check)
 #   vmtest_pair A B [ARGS..]  two guests on a host UDP link; A and B are the
 #                             stacks of guest A and B: "rsim" (-device
 #                             rdma-sim, driver loaded; RSIM_PROPS adds device
@@ -29,8 +29,8 @@ vmtest_init() {
     VMTEST_RUNS=$PWD/build/vm-runs/$VMTEST_NAME.$$
     make -s -C guest-driver >/dev/null ||
         vmtest_fail "building guest-driver/rdma_sim.ko failed (make -C guest-driver)"
-    make -s -C tests/guest >/dev/null ||
-        vmtest_fail "building tests/guest failed (make -C tests/guest)"
+    make -s -C tests/vm/progs >/dev/null ||
+        vmtest_fail "building tests/vm/progs failed (make -C tests/vm/progs)"
 }
 
 vmtest_nic() {

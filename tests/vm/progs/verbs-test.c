@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * rsim-verbs-test: control-path test of the rdma-sim driver through the
+ * verbs-test: control-path test of the rdma-sim driver through the
  * stock rdma-core stack (libibverbs + the rxe provider), run in a guest.
  *
- *   rsim-verbs-test [-d DEV] [-D DEBUGFS_MRS] check
+ *   verbs-test [-d DEV] [-D DEBUGFS_MRS] check
  *       creates and destroys PD, CQ, QP (RESET->INIT->RTR->RTS), SRQ, AH
  *       and MRs of several sizes (PBL levels 0, 1, 2), checks the errno of
  *       bad requests, checks the driver's debugfs "mrs" file (level, ok).
  *       Exit status 0 when every check passed.
- *   rsim-verbs-test [-d DEV] hold
+ *   verbs-test [-d DEV] hold
  *       creates one of each object, prints READY and waits to be killed
  *       (the driver-unload test kills it, then unloads the driver).
  *

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rsim_kverbs_test: exercises the rdma-sim driver's kernel verbs, the way
+ * kverbs_test: exercises the rdma-sim driver's kernel verbs, the way
  * kernel ULPs use them, on every "rsim*" RDMA device when loaded:
  *   PD (DMA MR through get_dma_mr), CQs (direct and softirq polling, kernel
  *   resize), an RC QP to RTS, receives and sends through the kernel rings
@@ -11,9 +11,11 @@
  *   destroyed in atomic context.
  * Without the device's transport the work requests complete only by being
  * flushed, which is what this checks.  The module loads (and stays until
- * rmmod) when every check passed; it logs "rsim_kverbs_test: PASS" or the
+ * rmmod) when every check passed; it logs "kverbs_test: PASS" or the
  * failures, and refuses to load (-EIO) when a check failed.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/delay.h>
 #include <linux/module.h>
 #include <linux/dma-mapping.h>
@@ -30,10 +32,10 @@ static int checks, failures, devices;
 	do {								\
 		checks++;						\
 		if (cond) {						\
-			pr_info("rsim_kverbs_test: ok: " fmt "\n", ##__VA_ARGS__); \
+			pr_info("ok: " fmt "\n", ##__VA_ARGS__);	\
 		} else {						\
 			failures++;					\
-			pr_err("rsim_kverbs_test: FAIL: " fmt "\n", ##__VA_ARGS__); \
+			pr_err("FAIL: " fmt "\n", ##__VA_ARGS__);	\
 		}							\
 	} while (0)
 
@@ -145,7 +147,7 @@ static struct ib_qp *kt_qp(struct ib_pd *pd, struct ib_cq *cq)
 }
 
 enum { KT_RECV0, KT_RECV1, KT_SEND_SGE, KT_SEND_INLINE, KT_WRITE, KT_REG,
-       KT_INV, KT_NWR };
+	KT_INV, KT_NWR };
 
 static void kt_run(struct ib_device *dev)
 {
@@ -422,7 +424,7 @@ static int kt_add(struct ib_device *dev)
 	if (strncmp(dev_name(&dev->dev), "rsim", 4))
 		return -EOPNOTSUPP;
 	devices++;
-	pr_info("rsim_kverbs_test: testing %s\n", dev_name(&dev->dev));
+	pr_info("testing %s\n", dev_name(&dev->dev));
 	kt_run(dev);
 	return -EOPNOTSUPP;	/* nothing to keep */
 }
@@ -432,7 +434,7 @@ static void kt_remove(struct ib_device *dev, void *data)
 }
 
 static struct ib_client kt_client = {
-	.name = "rsim_kverbs_test",
+	.name = KBUILD_MODNAME,
 	.add = kt_add,
 	.remove = kt_remove,
 };
@@ -445,13 +447,13 @@ static int __init kt_init_module(void)
 		return err;
 	ib_unregister_client(&kt_client);
 	if (!devices) {
-		pr_err("rsim_kverbs_test: FAIL: no rsim RDMA device\n");
+		pr_err("FAIL: no rsim RDMA device\n");
 		return -ENODEV;
 	}
-	pr_info("rsim_kverbs_test: %d checks, %d failed\n", checks, failures);
+	pr_info("%d checks, %d failed\n", checks, failures);
 	if (failures)
 		return -EIO;
-	pr_info("rsim_kverbs_test: PASS\n");
+	pr_info("PASS\n");
 	return 0;
 }
 
