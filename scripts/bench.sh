@@ -81,8 +81,8 @@ for ((run = 1; run <= runs; run++)); do
         for stack in rxe rsim; do
             echo "bench: run $run of $runs: $stack pair, Ethernet MTU $mtu ..."
             start=$SECONDS
-            vmtest_pair "$stack" "$stack" -t 1200 -s tests/vm/in-guest/perftest-pair.sh \
-                -e RSIM_ETH_MTU="$mtu" -e PERF_CMDS="$cmds"
+            vmtest_pair "$stack" "$stack" -t 1200 -s tests/vm/guest/pair-cmds.sh \
+                -e GT_ETH_MTU="$mtu" -e PAIR_CMDS="$cmds"
             ((VMTEST_RC == 0)) || vmtest_fail "the $stack pair (MTU $mtu) failed (logs: $VMTEST_RUN)"
             collect "$stack$mtu" "${VMTEST_RESULTS[1]}"
             res[$stack$mtu,pmtu]=$(sed -n 's/^ *Mtu *: *\([0-9]*\).*/\1/p' "${VMTEST_RESULTS[1]}/out-1.txt" | head -n1)
@@ -93,7 +93,7 @@ for ((run = 1; run <= runs; run++)); do
 done
 
 # The host's own UDP over loopback, 4200-byte datagrams, one stream.
-udp=?
+udp='?'
 if command -v iperf3 >/dev/null; then
     port=$((20000 + RANDOM % 20000))
     iperf3 -s -1 -p "$port" >/dev/null 2>&1 &

@@ -6,15 +6,14 @@ cd "$(dirname "$0")/.."
 . tests/vm/test-lib.sh
 vmtest_init demo
 echo "demo: booting two guests with -device rdma-sim on a host UDP link (about a minute under TCG) ..."
-vmtest_pair rsim rsim -t 600 -s tests/vm/in-guest/perftest-pair.sh \
-    -e PERF_CMDS="ibv_rc_pingpong -s 4096 -n 1000 -c
+cmds="ibv_rc_pingpong -s 4096 -n 1000 -c
 ib_write_bw -s 65536 -n 5000"
+vmtest_pair rsim rsim -t 600 -s tests/vm/guest/pair-cmds.sh -e PAIR_CMDS="$cmds"
 for i in 1 2; do
     f=${VMTEST_RESULTS[1]:-}/out-$i.txt
     [[ -f $f ]] || continue
     echo
-    echo "==== guest B (client): $(sed -n "${i}p" <<<"ibv_rc_pingpong -s 4096 -n 1000 -c
-ib_write_bw -s 65536 -n 5000") ===="
+    echo "==== guest B (client): $(sed -n "${i}p" <<<"$cmds") ===="
     grep -vE '^-+$|^\s*$' "$f"
 done
 echo

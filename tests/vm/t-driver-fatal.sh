@@ -2,9 +2,10 @@
 # VM test: the rdma-sim device fails (DEV_STATUS.FATAL) under the driver
 # while a process holds RDMA objects: the driver reports it, resets the
 # device, verbs fail with EIO (no hang), the port goes DOWN, rmmod works
-# and a reload recovers (tests/guest/vm-driver-fatal.sh); no oops/WARN/BUG.
+# and a reload recovers (tests/vm/guest/driver-fatal.sh); no oops/WARN/BUG.
 set -euo pipefail
+# shellcheck source=tests/vm/test-lib.sh
 . "$(dirname "$0")/test-lib.sh"
 vmtest_init t-driver-fatal
-VM_APPEND=iomem=relaxed vmtest_usernet 52:54:00:5e:04:01 -s tests/guest/vm-driver-fatal.sh
+VM_APPEND=iomem=relaxed vmtest_usernet 52:54:00:5e:04:01 -s tests/vm/guest/driver-fatal.sh
 vmtest_done "$VMTEST_RC"

@@ -3,8 +3,9 @@
 # takes the NIC's backend link down and up (QEMU monitor set_link) when the
 # guest asks; the device reports PORT_DOWN/PORT_ACTIVE async events, which
 # the driver turns into netdev carrier changes, the RDMA port state and
-# IBV_EVENT_PORT_ERR/PORT_ACTIVE (tests/guest/vm-driver-link.sh).
+# IBV_EVENT_PORT_ERR/PORT_ACTIVE (tests/vm/guest/driver-link.sh).
 set -euo pipefail
+# shellcheck source=tests/vm/test-lib.sh
 . "$(dirname "$0")/test-lib.sh"
 vmtest_init t-driver-link
 mon=$VMTEST_RUNS/mon.sock
@@ -40,5 +41,5 @@ serve_link() {
 }
 
 VMTEST_POLL=serve_link vmtest_usernet 52:54:00:5e:05:01 \
-    -q -monitor -q "unix:$mon,server=on,wait=off" -s tests/guest/vm-driver-link.sh
+    -q -monitor -q "unix:$mon,server=on,wait=off" -s tests/vm/guest/driver-link.sh
 vmtest_done "$VMTEST_RC"

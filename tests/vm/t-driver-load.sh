@@ -6,6 +6,7 @@
 # here, so that they must come from the device).  The ibv_devinfo -v output
 # is printed and kept in the test's log directory.
 set -euo pipefail
+# shellcheck source=tests/vm/test-lib.sh
 . "$(dirname "$0")/test-lib.sh"
 vmtest_init t-driver-load
 
@@ -18,6 +19,6 @@ envs=(EXPECT_MAX_QP=511 EXPECT_MAX_CQ=300 EXPECT_MAX_MR=2047 EXPECT_MAX_SGE=8
 args=()
 for e in "${envs[@]}"; do args+=(--env "$e"); done
 
-RSIM_PROPS=$props vmtest_usernet 52:54:00:5e:01:01 "${args[@]}" -s tests/guest/vm-driver-load.sh
+RSIM_PROPS=$props vmtest_usernet 52:54:00:5e:01:01 "${args[@]}" -s tests/vm/guest/driver-load.sh
 vmtest_show ibv_devinfo-v.txt "ibv_devinfo -v in the guest ($props)"
 vmtest_done "$VMTEST_RC"

@@ -10,7 +10,8 @@
 # MR, kernel rings, inline sends, fast registration, drain, CQ resize,
 # softirq completion events, an AH created in atomic context).
 set -euo pipefail
+# shellcheck source=tests/vm/test-lib.sh
 . "$(dirname "$0")/test-lib.sh"
 vmtest_init t-driver-verbs
-vmtest_usernet 52:54:00:5e:02:01 -s tests/guest/vm-driver-verbs.sh
+vmtest_usernet 52:54:00:5e:02:01 -s tests/vm/guest/driver-verbs.sh
 vmtest_done "$VMTEST_RC"

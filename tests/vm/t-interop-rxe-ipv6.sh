@@ -4,11 +4,12 @@
 # so every frame has an IPv6 header: ibv_rc_pingpong (data validated) in
 # both directions, WRITE and READ bandwidth.
 set -euo pipefail
+# shellcheck source=tests/vm/test-lib.sh
 . "$(dirname "$0")/test-lib.sh"
 vmtest_init t-interop-rxe-ipv6
-vmtest_pair rsim rxe -t 600 -s tests/vm/in-guest/perftest-pair.sh \
-    -e RSIM_GID_FAMILY=ipv6 \
-    -e PERF_CMDS="ibv_rc_pingpong -s 4096 -n 100 -c
+vmtest_pair rsim rxe -t 600 -s tests/vm/guest/pair-cmds.sh \
+    -e GT_GID_FAMILY=ipv6 \
+    -e PAIR_CMDS="ibv_rc_pingpong -s 4096 -n 100 -c
 rev ibv_rc_pingpong -s 65536 -n 50 -c
 ib_write_bw -s 65536 -n 200
 rev ib_write_bw -s 65536 -n 200

@@ -5,10 +5,11 @@
 # ibv_ud_pingpong and rping (rdma_cm over the GSI QP, data verified) run
 # in both directions.
 set -euo pipefail
+# shellcheck source=tests/vm/test-lib.sh
 . "$(dirname "$0")/test-lib.sh"
 vmtest_init t-interop-rxe
-vmtest_pair rsim rxe -t 900 -s tests/vm/in-guest/perftest-pair.sh \
-    -e PERF_CMDS="ibv_rc_pingpong -s 4096 -n 100 -c
+vmtest_pair rsim rxe -t 900 -s tests/vm/guest/pair-cmds.sh \
+    -e PAIR_CMDS="ibv_rc_pingpong -s 4096 -n 100 -c
 rev ibv_rc_pingpong -s 65536 -n 50 -c
 ib_write_bw -s 65536 -n 200
 rev ib_write_bw -s 65536 -n 200

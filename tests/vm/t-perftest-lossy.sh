@@ -4,11 +4,12 @@
 # fault-reorder): every test must still complete.  ibv_rc_pingpong -c checks
 # the data.
 set -euo pipefail
+# shellcheck source=tests/vm/test-lib.sh
 . "$(dirname "$0")/test-lib.sh"
 vmtest_init t-perftest-lossy
 RSIM_PROPS=fault-drop=20000,fault-reorder=20000,fault-seed=11 \
-vmtest_pair rsim rsim -t 1200 -s tests/vm/in-guest/perftest-pair.sh \
-    -e PERF_CMDS="ibv_rc_pingpong -s 65536 -n 50 -c
+vmtest_pair rsim rsim -t 1200 -s tests/vm/guest/pair-cmds.sh \
+    -e PAIR_CMDS="ibv_rc_pingpong -s 65536 -n 50 -c
 rev ibv_rc_pingpong -s 1048576 -n 10 -c
-$(cat tests/vm/in-guest/perftest-matrix.txt)"
+$(cat tests/vm/perftest-matrix.txt)"
 vmtest_done "$VMTEST_RC"

@@ -5,10 +5,11 @@
 # test_atomic must have no failures and no errors; the other modules that
 # apply to an RC RoCEv2 device run and are reported.
 set -euo pipefail
+# shellcheck source=tests/vm/test-lib.sh
 . "$(dirname "$0")/test-lib.sh"
 vmtest_init t-pyverbs
 required="test_device test_pd test_mr test_cq test_cq_events test_qp test_atomic"
-vmtest_single -t 1500 -m 2048 -s tests/vm/in-guest/pyverbs.sh \
+vmtest_single -t 1500 -m 2048 -s tests/vm/guest/pyverbs.sh \
     -e PYVERBS_REQUIRED="$required" \
     -e PYVERBS_MODULES="$required test_addr test_relaxed_ordering test_fork test_cqex test_qpex test_odp test_parent_domain test_shared_pd test_rdmacm"
 if [[ -f ${VMTEST_RESULTS[0]:-}/pyverbs-summary.txt ]]; then

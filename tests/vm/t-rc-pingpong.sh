@@ -3,10 +3,11 @@
 # link, with the received buffers validated (-c), in both directions, at
 # sizes from 1 byte to 1 MiB and path MTUs 1024 and 4096.
 set -euo pipefail
+# shellcheck source=tests/vm/test-lib.sh
 . "$(dirname "$0")/test-lib.sh"
 vmtest_init t-rc-pingpong
-vmtest_pair rsim rsim -t 600 -s tests/vm/in-guest/perftest-pair.sh \
-    -e PERF_CMDS="ibv_rc_pingpong -s 1 -n 100 -c
+vmtest_pair rsim rsim -t 600 -s tests/vm/guest/pair-cmds.sh \
+    -e PAIR_CMDS="ibv_rc_pingpong -s 1 -n 100 -c
 ibv_rc_pingpong -s 4096 -n 200 -c
 ibv_rc_pingpong -s 65536 -n 100 -c -m 4096
 rev ibv_rc_pingpong -s 1048576 -n 20 -c

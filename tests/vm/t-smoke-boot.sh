@@ -1,6 +1,6 @@
 #!/bin/bash
 # VM smoke test: one guest boots the guest kernel with the host root as its
-# user space and checks it (tests/vm/in-guest/smoke-boot.sh).
+# user space and checks it (tests/vm/guest/smoke-boot.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 name=t-smoke-boot
@@ -9,7 +9,7 @@ runs=${RDMA_SIM_LOGDIR:-build/vm-runs}/$name.$token
 leak=build/.smoke-overlay-$token
 rc=0
 VM_RUNS_DIR=$(realpath -m "$runs") tests/vm/vm run --name "$name" --keep --nic none \
-    --env SMOKE_TOKEN="$token" -s tests/vm/in-guest/smoke-boot.sh || rc=$?
+    --env SMOKE_TOKEN="$token" -s tests/vm/guest/smoke-boot.sh || rc=$?
 if ((rc == 0)); then
     if [[ -e $leak ]]; then
         echo "$name: a file written in the guest appeared on the host ($leak): the host root is not read-only" >&2

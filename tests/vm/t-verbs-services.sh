@@ -5,10 +5,11 @@
 # rdma_cm connections over the GSI QP (rping, its data verified with -V)
 # in both directions.
 set -euo pipefail
+# shellcheck source=tests/vm/test-lib.sh
 . "$(dirname "$0")/test-lib.sh"
 vmtest_init t-verbs-services
-vmtest_pair rsim rsim -t 600 -s tests/vm/in-guest/perftest-pair.sh \
-    -e PERF_CMDS="ibv_ud_pingpong -s 512 -n 200 -c
+vmtest_pair rsim rsim -t 600 -s tests/vm/guest/pair-cmds.sh \
+    -e PAIR_CMDS="ibv_ud_pingpong -s 512 -n 200 -c
 ibv_uc_pingpong -s 4096 -n 200 -c
 ibv_srq_pingpong -s 4096 -n 100 -q 4 -c
 rping -C 20 -V

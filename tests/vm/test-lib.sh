@@ -19,7 +19,7 @@
 # VMTEST_RUNS is the directory the run goes in (it is emptied when the run
 # starts; a test may put sockets there).  While the guests run, the function
 # named by VMTEST_POLL, if any, is called every 0.2 s.
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034  # VMTEST_* are for the scripts that source it
 
 vmtest_fail() { echo "FAIL: $VMTEST_NAME: $*"; exit 1; }
 

@@ -1,7 +1,10 @@
 #!/bin/bash
 # Runs in both guests: a list of RDMA client/server programs between them.
+# Run by tests/vm/t-perftest.sh, t-perftest-lossy.sh, t-rc-pingpong.sh,
+# t-verbs-services.sh, t-interop-rxe.sh, t-interop-rxe-ipv6.sh and by
+# scripts/demo.sh and scripts/bench.sh.
 #
-# PERF_CMDS (environment): one command per line, e.g.
+# PAIR_CMDS (environment): one command per line, e.g.
 #   "ib_write_bw -s 65536 -n 2000"    (perftest: -d, -x and -F are added)
 #   "ibv_rc_pingpong -s 4096 -n 100 -c"  (rdma-core: -d and -g are added)
 #   "rping -C 10 -v"                   (rdma_cm: -s/-c and -a SERVER_IP
@@ -9,14 +12,13 @@
 # Guest A is the server, guest B the client (it adds the peer's address);
 # a line starting with "rev " swaps the roles for that command.
 # Each command's output goes to $RSIM_RESULTS/out-N.txt (client and server).
+# GT_ETH_MTU and GT_GID_FAMILY (environment): see gt_rdma_setup.
 set -euo pipefail
-# shellcheck source=tests/vm/guest-lib.sh
+# shellcheck source=tests/vm/guest/lib.sh
 . "$RSIM_LIB"
-# shellcheck source=tests/vm/in-guest/rdma-env.sh
-. "$RSIM_REPO/tests/vm/in-guest/rdma-env.sh"
 
-rdma_setup
-rsim_wait_peer 60
+gt_rdma_setup
+gt_wait_peer 60
 n=0
 while IFS= read -r line; do
     [[ -n $line ]] || continue
@@ -29,8 +31,8 @@ while IFS= read -r line; do
     read -r -a argv <<<"$line"
     tool=${argv[0]}
     case $tool in
-    ib_*) port=18515; extra=(-d "$RDMA_DEV" -x "$RDMA_GID" -F) ;;
-    ibv_*) port=18515; extra=(-d "$RDMA_DEV" -g "$RDMA_GID") ;;
+    ib_*) port=18515; extra=(-d "$GT_DEV" -x "$GT_GID" -F) ;;
+    ibv_*) port=18515; extra=(-d "$GT_DEV" -g "$GT_GID") ;;
     rping)                            # rdma_cm: no TCP side channel
         port=
         if [[ $role == server ]]; then
@@ -39,23 +41,23 @@ while IFS= read -r line; do
             extra=(-c -a "$RSIM_PEER")
         fi
         ;;
-    *) rsim_fail "unknown command: $tool" ;;
+    *) gt_fail "unknown command: $tool" ;;
     esac
     out=$RSIM_RESULTS/out-$n.txt
-    rsim_log "[$n] $line ($role)"
+    gt_log "[$n] $line ($role)"
     if [[ $role == server ]]; then
         "${argv[@]}" "${extra[@]}" >"$out" 2>&1 &
         pid=$!
         if [[ -n $port ]]; then
-            rsim_wait_listen "$port" 60
+            gt_wait_listen "$port" 60
         else
             sleep 3             # an rdma_cm listener has no TCP port to see
         fi
-        rsim_barrier "start-$n" 120
+        gt_barrier "start-$n" 120
         rc=0
         wait "$pid" || rc=$?
     else
-        rsim_barrier "start-$n" 120
+        gt_barrier "start-$n" 120
         rc=0
         argv+=("${extra[@]}")
         if [[ -n $port ]]; then
@@ -65,9 +67,9 @@ while IFS= read -r line; do
     fi
     cat "$out"
     # the device's counters so far (rdma-sim and rxe both have them)
-    rdma statistic show link "$RDMA_DEV/1" >"$RSIM_RESULTS/stats-$n.txt" 2>&1 || true
-    [[ $rc == 0 ]] || rsim_fail "[$n] '$line' exited with status $rc"
-    rsim_barrier "done-$n" 600
-done <<<"$PERF_CMDS"
-rsim_barrier finished 60
-echo "perftest-pair: $n commands passed"
+    rdma statistic show link "$GT_DEV/1" >"$RSIM_RESULTS/stats-$n.txt" 2>&1 || true
+    [[ $rc == 0 ]] || gt_fail "[$n] '$line' exited with status $rc"
+    gt_barrier "done-$n" 600
+done <<<"$PAIR_CMDS"
+gt_barrier finished 60
+echo "pair-cmds: $n commands passed"

@@ -1,15 +1,13 @@
 #!/bin/bash
-# Runs in one guest: rdma-core's own test suite (python3-pyverbs) against the
-# RDMA device of the test interface.  Writes a summary per module to
-# $RSIM_RESULTS/pyverbs-summary.txt and fails if a module of PYVERBS_REQUIRED
-# has a failure or an error.
+# Guest side of tests/vm/t-pyverbs.sh: rdma-core's own test suite
+# (python3-pyverbs) against the RDMA device of the test interface.  Writes a
+# summary per module to $RSIM_RESULTS/pyverbs-summary.txt and fails if a
+# module of PYVERBS_REQUIRED has a failure or an error.
 set -euo pipefail
-# shellcheck source=tests/vm/guest-lib.sh
+# shellcheck source=tests/vm/guest/lib.sh
 . "$RSIM_LIB"
-# shellcheck source=tests/vm/in-guest/rdma-env.sh
-. "$RSIM_REPO/tests/vm/in-guest/rdma-env.sh"
 
-rdma_setup
+gt_rdma_setup
 work=/tmp/pyverbs
 rm -rf "$work"
 mkdir -p "$work"
@@ -22,7 +20,7 @@ for mod in $PYVERBS_MODULES; do
     log=$RSIM_RESULTS/pyverbs-$mod.txt
     rc=0
     (cd "$work" && timeout 900 /usr/bin/python3 tests/run_tests.py \
-        --dev "$RDMA_DEV" --gid "$RDMA_GID" -v "tests.$mod") >"$log" 2>&1 || rc=$?
+        --dev "$GT_DEV" --gid "$GT_GID" -v "tests.$mod") >"$log" 2>&1 || rc=$?
     ran=$(sed -n 's/^Ran \([0-9]*\) test.*/\1/p' "$log" | tail -n1)
     last=$(grep -E '^(OK|FAILED)' "$log" | tail -n1)
     skipped=$(sed -n 's/.*skipped=\([0-9]*\).*/\1/p' <<<"$last")
@@ -39,5 +37,5 @@ for mod in $PYVERBS_MODULES; do
     fi
 done
 cat "$summary"
-((bad == 0)) || rsim_fail "a required module of rdma-core's test suite failed"
+((bad == 0)) || gt_fail "a required module of rdma-core's test suite failed"
 echo "pyverbs: required modules passed"

@@ -1,0 +1,256 @@
+# shellcheck shell=bash disable=SC2034  # GT_* variables are for the scripts that source it
+# tests/vm/guest/lib.sh - the helpers of the guest scripts (tests/vm/guest/*.sh),
+# which run inside test guests (tests/vm/guest-runner): . "$RSIM_LIB".
+# Prefix gt_ ("guest test"); GT_* are its variables and settings.
+#
+# Two-guest convention: guest A (RSIM_ROLE=server, 10.0.0.1) and guest B
+# (RSIM_ROLE=client, 10.0.0.2) boot at the same time but not in lockstep.
+#   - The server starts its listener, waits until it listens
+#     (gt_wait_listen PORT) and then passes a barrier (gt_barrier ready).
+#   - The client passes the same barrier, then connects.
+#   - Both end with gt_barrier finished, so that neither powers off while
+#     the other still needs it.
+# A barrier is a TCP rendezvous on port GT_BARRIER_PORT of guest A; names
+# must match on both sides, in the same order.
+
+GT_BARRIER_PORT=${GT_BARRIER_PORT:-7470}
+GT_KO=${GT_KO:-$RSIM_REPO/guest-driver/rdma_sim.ko}
+GT_PCI_ID=0x1b36:0x0120 # vendor:device of rdma-sim
+GT_VERBS_TEST=$RSIM_REPO/tests/vm/progs/verbs-test
+
+gt_log() { echo "[$RSIM_NAME $(cut -d' ' -f1 /proc/uptime)] $*"; }
+gt_fail() { echo "[$RSIM_NAME] FAIL: $*" >&2; exit 1; }
+
+# gt_retry SECONDS CMD...: runs CMD until it succeeds, at most SECONDS.
+gt_retry() {
+    local limit=$1 end
+    shift
+    end=$((SECONDS + limit))
+    until "$@"; do
+        ((SECONDS < end)) || return 1
+        sleep 0.2
+    done
+}
+
+# gt_save NAME: copies stdin to the results share (kept in the test's log).
+gt_save() {
+    tee "$RSIM_RESULTS/$1" >/dev/null
+}
+
+# --- two guests ------------------------------------------------------------
+
+# gt_wait_peer [SECONDS]: waits until the peer answers pings.
+gt_wait_peer() {
+    [[ -n ${RSIM_PEER:-} ]] || gt_fail "gt_wait_peer: no peer (run with two guests)"
+    gt_retry "${1:-60}" ping -c 1 -W 1 -q "$RSIM_PEER" >/dev/null ||
+        gt_fail "peer $RSIM_PEER did not answer pings within ${1:-60}s"
+}
+
+# gt_ping PING-ARGS...: pings the peer; any packet lost is a failure.
+gt_ping() {
+    ping "$@" "$RSIM_PEER" | tee /tmp/ping.out || true
+    grep -q ' 0% packet loss' /tmp/ping.out ||
+        gt_fail "packets lost: ping $* $RSIM_PEER: $(tail -n 2 /tmp/ping.out | tr '\n' ' ')"
+}
+
+# gt_wait_listen PORT [SECONDS]: waits until something listens on local TCP PORT
+# (does not connect, so it takes no connection from the listener).
+gt_wait_listen() {
+    gt_retry "${2:-30}" sh -c "ss -Hltn 'sport = :$1' | grep -q ." ||
+        gt_fail "nothing listens on TCP port $1 after ${2:-30}s"
+}
+
+# gt_barrier NAME [SECONDS]: returns when both guests have reached barrier NAME.
+gt_barrier() {
+    local name=$1 limit=${2:-120}
+    [[ -n ${RSIM_PEER:-} ]] || return 0 # one guest: nothing to wait for
+    python3 - "$RSIM_ROLE" "$name" "$limit" "$GT_BARRIER_PORT" "$RSIM_PEER" <<'EOF' ||
+import socket, sys, time
+role, name, limit, port, peer = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+end = time.monotonic() + limit
+def left():
+    t = end - time.monotonic()
+    if t <= 0:
+        sys.exit(f"barrier {name!r}: peer did not arrive within {limit:.0f}s")
+    return t
+if role == "server":
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("0.0.0.0", port))
+    s.listen(1)
+    while True:
+        s.settimeout(left())
+        try:
+            c, _ = s.accept()
+        except socket.timeout:
+            left()
+            continue
+        c.settimeout(10)
+        got = c.makefile().readline().strip()
+        if got != name:
+            c.sendall(b"mismatch\n")
+            sys.exit(f"barrier {name!r}: peer is at barrier {got!r}")
+        c.sendall(b"ok\n")
+        c.close()
+        break
+else:
+    while True:
+        left()
+        try:
+            c = socket.create_connection((peer, port), timeout=2)
+            c.settimeout(10)
+            c.sendall((name + "\n").encode())
+            got = c.makefile().readline().strip()
+            if got != "ok":
+                sys.exit(f"barrier {name!r}: peer answered {got!r}")
+            break
+        except (ConnectionRefusedError, socket.timeout, OSError):
+            time.sleep(0.3)
+EOF
+        gt_fail "barrier '$name' failed"
+    gt_log "barrier '$name' passed"
+}
+
+# --- the RDMA device -------------------------------------------------------
+
+# gt_gid_index DEV IPV4|ipv6: prints the index of DEV's RoCE v2 GID
+# ::ffff:IPV4, or of its IPv6 link-local one (fe80::/64); fails if absent.
+gt_gid_index() {
+    local dev=$1 ip=$2 want='' f idx gid octets
+    if [[ $ip != ipv6 ]]; then
+        IFS=. read -r -a octets <<<"$ip"
+        want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "${octets[@]}")
+    fi
+    for f in /sys/class/infiniband/"$dev"/ports/1/gids/*; do
+        idx=${f##*/}
+        gid=$(cat "$f" 2>/dev/null)
+        if [[ $ip == ipv6 ]]; then
+            [[ $gid == fe80:0000:0000:0000:* ]] || continue
+        else
+            [[ $gid == "$want" ]] || continue
+        fi
+        [[ $(cat "/sys/class/infiniband/$dev/ports/1/gid_attrs/types/$idx" 2>/dev/null) == "RoCE v2" ]] || continue
+        echo "$idx"
+        return 0
+    done
+    return 1
+}
+
+# gt_wait_gid DEV IPV4|ipv6: waits until DEV has that RoCE v2 GID (see
+# gt_gid_index) and sets GT_GID to its index.
+gt_wait_gid() {
+    GT_GID=$(gt_retry 10 gt_gid_index "$1" "$2") ||
+        gt_fail "$1 has no RoCE v2 GID for $2: $(grep -H . /sys/class/infiniband/"$1"/ports/1/gids/* 2>/dev/null | grep -v ':0000:0000:0000:0000:0000:0000:0000:0000$')"
+}
+
+# gt_rdma_setup: sets GT_DEV (e.g. rsim0, rxe0) and GT_GID (the RoCE v2 GID
+# of the test interface's IPv4 address) for the test interface.  An
+# interface of the rdma_sim driver has its own device; on any other NIC a
+# Soft-RoCE device (rxe0) is created.  Settings (environment): GT_ETH_MTU,
+# the interface's MTU (9000 allows a 4096 path MTU); GT_GID_FAMILY=ipv6, the
+# IPv6 link-local GID instead.
+gt_rdma_setup() {
+    local ip=${RSIM_IP%/*} drv devs
+    if [[ -n ${GT_ETH_MTU:-} ]]; then
+        ip link set dev "$RSIM_NETIF" mtu "$GT_ETH_MTU" ||
+            gt_fail "cannot set the MTU of $RSIM_NETIF to $GT_ETH_MTU"
+    fi
+    drv=$(readlink -f "/sys/class/net/$RSIM_NETIF/device/driver")
+    drv=${drv##*/}
+    if [[ $drv == rdma_sim ]]; then
+        devs=(/sys/class/net/"$RSIM_NETIF"/device/infiniband/*)
+        [[ -e ${devs[0]} ]] || gt_fail "no RDMA device for $RSIM_NETIF (rdma_sim loaded?)"
+        GT_DEV=${devs[0]##*/}
+    else
+        modprobe rdma_rxe
+        rdma link add rxe0 type rxe netdev "$RSIM_NETIF" || gt_fail "rdma link add rxe0 failed"
+        GT_DEV=rxe0
+    fi
+    modprobe -a ib_uverbs rdma_ucm
+    gt_wait_gid "$GT_DEV" "${GT_GID_FAMILY:-$ip}"
+    gt_log "RDMA device $GT_DEV ($RSIM_NETIF, $drv), RoCE v2 GID index $GT_GID for ${GT_GID_FAMILY:-$ip}"
+}
+
+# --- the rdma_sim driver (the driver tests load it themselves) --------------
+
+# gt_pci_dev: prints the PCI address of the (first) rdma-sim function.
+gt_pci_dev() {
+    local d
+    for d in /sys/bus/pci/devices/*; do
+        if [[ $(<"$d/vendor"):$(<"$d/device") == "$GT_PCI_ID" ]]; then
+            echo "${d##*/}"
+            return 0
+        fi
+    done
+    return 1
+}
+
+# gt_load: modprobes the RDMA core modules the driver needs, insmods it and
+# waits until it is bound to the device (GT_BDF) and rsim0 exists.
+gt_load() {
+    local bdf
+    bdf=$(gt_pci_dev) || gt_fail "no rdma-sim PCI function ($GT_PCI_ID) in the guest: lspci: $(lspci -n 2>&1 | tr '\n' ';')"
+    [[ -f $GT_KO ]] || gt_fail "$GT_KO not built (make -C guest-driver)"
+    modprobe -a ib_core ib_uverbs || gt_fail "modprobe ib_core ib_uverbs failed"
+    insmod "$GT_KO" || gt_fail "insmod $GT_KO failed: $(dmesg | tail -n 5 | tr '\n' ';')"
+    gt_retry 10 test -e "/sys/bus/pci/drivers/rdma_sim/$bdf" -a -e /sys/class/infiniband/rsim0 || true
+    [[ -e /sys/bus/pci/drivers/rdma_sim/$bdf ]] ||
+        gt_fail "rdma_sim did not bind $bdf: $(dmesg | grep -i rdma_sim | tail -n 5 | tr '\n' ';')"
+    [[ -e /sys/class/infiniband/rsim0 ]] ||
+        gt_fail "rdma_sim bound $bdf but registered no rsim0 (infiniband: $(ls /sys/class/infiniband 2>&1))"
+    GT_BDF=$bdf
+    gt_log "rdma_sim bound to $bdf, RDMA device rsim0"
+}
+
+# gt_unload [SECONDS]: rmmod within a time limit (a hang is a failure, not a stall).
+gt_unload() {
+    local limit=${1:-60} t0
+    t0=$SECONDS
+    timeout "$limit" rmmod rdma_sim ||
+        gt_fail "rmmod rdma_sim failed or hung for ${limit}s: $(dmesg | tail -n 8 | tr '\n' ';')"
+    [[ ! -e /sys/module/rdma_sim ]] || gt_fail "rdma_sim still loaded after rmmod"
+    [[ ! -e /sys/class/infiniband/rsim0 ]] || gt_fail "rsim0 still exists after rmmod"
+    gt_log "rmmod rdma_sim took $((SECONDS - t0))s"
+}
+
+# gt_port_is STATE: port rsim0/1 is in STATE (ACTIVE, DOWN).
+gt_port_is() {
+    rdma link show rsim0/1 2>/dev/null | grep -q "state $1 "
+}
+
+# gt_net_up ADDR/LEN: brings rsim0's net_device (GT_NETDEV: the one sharing
+# its PCI function) up with that address and waits until the RDMA port is
+# ACTIVE and has the address's RoCE v2 GID (GT_GID).
+gt_net_up() {
+    local addr=$1 nets nd
+    nets=(/sys/class/infiniband/rsim0/device/net/*)
+    [[ -e ${nets[0]} ]] || gt_fail "rsim0 has no net_device under /sys/class/infiniband/rsim0/device/net"
+    nd=${nets[0]##*/}
+    ip link set "$nd" up || gt_fail "ip link set $nd up"
+    ip addr add "$addr" dev "$nd" 2>/dev/null || true
+    gt_retry 10 gt_port_is ACTIVE ||
+        gt_fail "port rsim0/1 not ACTIVE after $nd up: $(rdma link show rsim0/1)"
+    gt_wait_gid rsim0 "${addr%/*}"
+    GT_NETDEV=$nd
+    gt_log "$nd is up as $addr; $(rdma link show rsim0/1)"
+}
+
+# gt_hold: starts verbs-test in hold mode (one object of each kind, then it
+# waits to be killed) and sets GT_HOLDER to its PID once it is ready.
+gt_hold() {
+    "$GT_VERBS_TEST" -d rsim0 hold >/tmp/hold.out 2>&1 &
+    GT_HOLDER=$!
+    gt_retry 10 grep -qE 'READY|FATAL' /tmp/hold.out || true
+    grep -q READY /tmp/hold.out || gt_fail "verbs-test hold did not get ready: $(cat /tmp/hold.out)"
+}
+
+# gt_check_dmesg: fails on an oops, a WARN, a BUG, a lockdep or KASAN report.
+gt_check_dmesg() {
+    local bad
+    bad=$(dmesg | grep -E 'Oops|BUG:|WARNING:|Call Trace|general protection|kernel NULL pointer|UBSAN|KASAN|refcount_t:|possible circular locking|INFO: task .* blocked' || true)
+    if [[ -n $bad ]]; then
+        dmesg | tail -n 80
+        gt_fail "kernel log has errors: $(head -n 3 <<<"$bad" | tr '\n' ';')"
+    fi
+    gt_log "kernel log: no oops, WARN or BUG"
+}
