@@ -1,8 +1,11 @@
-# Sourced by the RDMA VM tests (tests/vm/t-*.sh): builds what they need, runs
-# guests through tests/vm/vm, keeps the logs of failures, prints PASS/FAIL.
+# Sourced by the VM tests (tests/vm/t-*.sh, scripts/demo.sh, bench.sh): builds
+# what they need, runs guests through tests/vm/vm, keeps the logs of
+# failures, prints PASS/FAIL.
 #
-#   vmtest_init NAME          cd to the repository root; build rdma_sim.ko
-#                             and tests/vm/progs (once per make check)
+#   vmtest_init NAME [--no-build]  cd to the repository root; build
+#                             rdma_sim.ko and tests/vm/progs (make: nothing
+#                             to do when they are up to date), unless
+#                             --no-build (the smoke tests need neither)
 #   vmtest_pair A B [ARGS..]  two guests on a host UDP link; A and B are the
 #                             stacks of guest A and B: "rsim" (-device
 #                             rdma-sim, driver loaded; RSIM_PROPS adds device
@@ -13,6 +16,7 @@
 #                             properties) has its own user-mode netdev
 #                             "rsimnet" and MAC, and no host link; the driver
 #                             is not loaded: the guest script loads it
+#   vmtest_plain ARGS..       guests as ARGS say, without the driver
 #   vmtest_show FILE TITLE    print guest A's results file FILE, if any
 #   vmtest_done RC            print the verdict and exit
 # After a run, VMTEST_RESULTS[0/1] are the guests' results directories.
@@ -27,6 +31,7 @@ vmtest_init() {
     VMTEST_NAME=$1
     cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
     VMTEST_RUNS=$PWD/build/vm-runs/$VMTEST_NAME.$$
+    [[ ${2:-} != --no-build ]] || return 0
     make -s -C guest-driver >/dev/null ||
         vmtest_fail "building guest-driver/rdma_sim.ko failed (make -C guest-driver)"
     make -s -C tests/vm/progs >/dev/null ||
@@ -88,8 +93,12 @@ vmtest_single() {
 vmtest_usernet() {
     local mac=$1
     shift
-    VMTEST_KO='' vmtest_run -n 1 --nic none -q -netdev -q user,id=rsimnet \
+    vmtest_plain -n 1 --nic none -q -netdev -q user,id=rsimnet \
         -d "rdma-sim,netdev=rsimnet,mac=$mac${RSIM_PROPS:+,$RSIM_PROPS}" "$@"
+}
+
+vmtest_plain() {
+    VMTEST_KO='' vmtest_run "$@"
 }
 
 vmtest_show() {
