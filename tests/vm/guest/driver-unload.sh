@@ -85,5 +85,4 @@ check_devinfo
 gt_unload 60
 
 gt_check_dmesg
-dmesg | grep -iE 'rdma_sim|rsim' | gt_save dmesg-rdma_sim.txt
 echo "driver-unload: all checks passed"

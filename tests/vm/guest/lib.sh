@@ -1,17 +1,8 @@
 # shellcheck shell=bash disable=SC2034  # GT_* variables are for the scripts that source it
 # tests/vm/guest/lib.sh - the helpers of the guest scripts (tests/vm/guest/*.sh),
 # which run inside test guests (tests/vm/guest-runner): . "$RSIM_LIB".
-# Prefix gt_ ("guest test"); GT_* are its variables and settings.
-#
-# Two-guest convention: guest A (RSIM_ROLE=server, 10.0.0.1) and guest B
-# (RSIM_ROLE=client, 10.0.0.2) boot at the same time but not in lockstep.
-#   - The server starts its listener, waits until it listens
-#     (gt_wait_listen PORT) and then passes a barrier (gt_barrier ready).
-#   - The client passes the same barrier, then connects.
-#   - Both end with gt_barrier finished, so that neither powers off while
-#     the other still needs it.
-# A barrier is a TCP rendezvous on port GT_BARRIER_PORT of guest A; names
-# must match on both sides, in the same order.
+# Prefix gt_ ("guest test"); GT_* are its variables and settings.  How two
+# guests meet (gt_wait_listen, gt_barrier): tests/vm/README.md.
 
 GT_BARRIER_PORT=${GT_BARRIER_PORT:-7470}
 GT_KO=${GT_KO:-$RSIM_REPO/guest-driver/rdma_sim.ko}
@@ -173,23 +164,14 @@ gt_rdma_setup() {
 
 # --- the rdma_sim driver (the driver tests load it themselves) --------------
 
-# gt_pci_dev: prints the PCI address of the (first) rdma-sim function.
-gt_pci_dev() {
-    local d
-    for d in /sys/bus/pci/devices/*; do
-        if [[ $(<"$d/vendor"):$(<"$d/device") == "$GT_PCI_ID" ]]; then
-            echo "${d##*/}"
-            return 0
-        fi
-    done
-    return 1
-}
-
 # gt_load: modprobes the RDMA core modules the driver needs, insmods it and
 # waits until it is bound to the device (GT_BDF) and rsim0 exists.
 gt_load() {
-    local bdf
-    bdf=$(gt_pci_dev) || gt_fail "no rdma-sim PCI function ($GT_PCI_ID) in the guest: lspci: $(lspci -n 2>&1 | tr '\n' ';')"
+    local d bdf=''
+    for d in /sys/bus/pci/devices/*; do
+        [[ $(<"$d/vendor"):$(<"$d/device") == "$GT_PCI_ID" ]] && { bdf=${d##*/}; break; }
+    done
+    [[ -n $bdf ]] || gt_fail "no rdma-sim PCI function ($GT_PCI_ID) in the guest: lspci: $(lspci -n 2>&1 | tr '\n' ';')"
     [[ -f $GT_KO ]] || gt_fail "$GT_KO not built (make -C guest-driver)"
     modprobe -a ib_core ib_uverbs || gt_fail "modprobe ib_core ib_uverbs failed"
     insmod "$GT_KO" || gt_fail "insmod $GT_KO failed: $(dmesg | tail -n 5 | tr '\n' ';')"
@@ -244,9 +226,11 @@ gt_hold() {
     grep -q READY /tmp/hold.out || gt_fail "verbs-test hold did not get ready: $(cat /tmp/hold.out)"
 }
 
-# gt_check_dmesg: fails on an oops, a WARN, a BUG, a lockdep or KASAN report.
+# gt_check_dmesg: fails on an oops, a WARN, a BUG, a lockdep or KASAN report;
+# the driver's messages go to the results share (dmesg-rdma_sim.txt).
 gt_check_dmesg() {
     local bad
+    dmesg | grep -iE 'rdma_sim|rsim' | gt_save dmesg-rdma_sim.txt || true
     bad=$(dmesg | grep -E 'Oops|BUG:|WARNING:|Call Trace|general protection|kernel NULL pointer|UBSAN|KASAN|refcount_t:|possible circular locking|INFO: task .* blocked' || true)
     if [[ -n $bad ]]; then
         dmesg | tail -n 80
