@@ -11,8 +11,7 @@ set -euo pipefail
 # shellcheck source=tests/vm/guest/lib.sh
 . "$RSIM_LIB"
 
-gt_load
-gt_net_up 10.0.0.1/24
+gt_load 10.0.0.1/24
 gt_hold
 
 python3 - "$GT_BDF" <<'PY' || gt_fail "cannot write BAR0 from user space (iomem=relaxed missing?)"
@@ -49,8 +48,7 @@ kill -0 "$GT_HOLDER" || gt_fail "the holder died with the device"
 kill -9 "$GT_HOLDER"
 wait "$GT_HOLDER" || true
 gt_unload 60
-gt_load
-gt_net_up 10.0.0.1/24
+gt_load 10.0.0.1/24
 "$GT_VERBS_TEST" -d rsim0 check >/tmp/verbs.out 2>&1 ||
     { cat /tmp/verbs.out; gt_fail "verbs-test fails after reloading the driver"; }
 gt_log "ok: reload recovers: $(tail -n 1 /tmp/verbs.out)"

@@ -7,8 +7,7 @@ set -euo pipefail
 # shellcheck source=tests/vm/guest/lib.sh
 . "$RSIM_LIB"
 
-gt_load
-gt_net_up 10.0.0.1/24
+gt_load 10.0.0.1/24
 ibv_asyncwatch -d rsim0 >/tmp/async.out 2>&1 &
 watch=$!
 sleep 1

@@ -7,8 +7,7 @@ set -euo pipefail
 # shellcheck source=tests/vm/guest/lib.sh
 . "$RSIM_LIB"
 
-gt_load
-gt_net_up 10.0.0.1/24
+gt_load 10.0.0.1/24
 
 link=$(rdma link show rsim0/1)
 gt_log "rdma link: $link"

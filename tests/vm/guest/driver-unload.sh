@@ -50,14 +50,12 @@ check_devinfo() {
 }
 
 gt_log "--- phase 1: holders killed, then rmmod and insmod"
-gt_load
-gt_net_up 10.0.0.1/24
+gt_load 10.0.0.1/24
 start_holders
 kill_holders
 wait_objects_gone
 gt_unload 60
-gt_load
-gt_net_up 10.0.0.1/24
+gt_load 10.0.0.1/24
 check_devinfo
 
 gt_log "--- phase 2: rmmod while the holders are alive"
@@ -68,8 +66,7 @@ for p in "${HOLD_PIDS[@]}"; do
 done
 gt_log "ok: holders still alive after rmmod (disassociated)"
 kill_holders
-gt_load
-gt_net_up 10.0.0.1/24
+gt_load 10.0.0.1/24
 check_devinfo
 "$GT_VERBS_TEST" -d rsim0 -D "/sys/kernel/debug/rdma_sim/$GT_BDF/mrs" check >/tmp/verbs.out 2>&1 ||
     { cat /tmp/verbs.out; gt_fail "verbs-test failed after the reload"; }

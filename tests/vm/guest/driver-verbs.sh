@@ -9,8 +9,7 @@ set -euo pipefail
 # shellcheck source=tests/vm/guest/lib.sh
 . "$RSIM_LIB"
 
-gt_load
-gt_net_up 10.0.0.1/24
+gt_load 10.0.0.1/24
 # Two 2 MiB huge pages: the test registers one (a level 0 MR).
 echo 2 >/proc/sys/vm/nr_hugepages || true
 gt_log "huge pages: $(cat /proc/sys/vm/nr_hugepages)"

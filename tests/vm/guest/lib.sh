@@ -164,8 +164,9 @@ gt_rdma_setup() {
 
 # --- the rdma_sim driver (the driver tests load it themselves) --------------
 
-# gt_load: modprobes the RDMA core modules the driver needs, insmods it and
-# waits until it is bound to the device (GT_BDF) and rsim0 exists.
+# gt_load [ADDR/LEN]: modprobes the RDMA core modules the driver needs,
+# insmods it and waits until it is bound to the device (GT_BDF) and rsim0
+# exists; with ADDR/LEN, brings its net_device up too (gt_net_up).
 gt_load() {
     local d bdf=''
     for d in /sys/bus/pci/devices/*; do
@@ -182,6 +183,7 @@ gt_load() {
         gt_fail "rdma_sim bound $bdf but registered no rsim0 (infiniband: $(ls /sys/class/infiniband 2>&1))"
     GT_BDF=$bdf
     gt_log "rdma_sim bound to $bdf, RDMA device rsim0"
+    [[ -z ${1:-} ]] || gt_net_up "$1"
 }
 
 # gt_unload [SECONDS]: rmmod within a time limit (a hang is a failure, not a stall).
