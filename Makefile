@@ -70,7 +70,7 @@ endif
 VMTEST_PREREQS ?=
 
 # The guest-side test programs (built on the host, run in the guests).
-GUEST_TESTS := $(REPO)/tests/guest
+GUEST_TESTS := $(REPO)/tests/vm/progs
 
 export RDMA_SIM_ROOT  := $(REPO)
 export QEMU_BINARY    := $(QEMU_BIN)
