@@ -1655,11 +1655,10 @@ static int rsim_destroy_ah(struct ib_ah *ibah, u32 flags)
 /* ---- Statistics (QUERY_STATS, in RSIM_STATS_LIST order) ---------------- */
 
 /* In enum rsim_stat order: both come from RSIM_STATS_LIST. */
-static const struct rdma_stat_desc rsim_stat_descs[] = {
-#define RSIM_STAT_DESC(n, s) { .name = s },
-	RSIM_STATS_LIST(RSIM_STAT_DESC)
+#define RSIM_STAT_DESC(n, s) { .name = s }
+static const struct rdma_stat_desc rsim_stat_descs[] =
+	RSIM_STATS_LIST(RSIM_STAT_DESC);
 #undef RSIM_STAT_DESC
-};
 
 static_assert(ARRAY_SIZE(rsim_stat_descs) == RSIM_STAT_COUNT);
 

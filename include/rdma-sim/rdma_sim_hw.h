@@ -21,7 +21,12 @@
 #ifndef RDMA_SIM_HW_H
 #define RDMA_SIM_HW_H
 
-#ifdef __KERNEL__
+#ifdef QEMU_OSDEP_H             /* QEMU: the device model and the qtests */
+#include "hw/registerfields.h"
+typedef uint16_t rsim_le16;
+typedef uint32_t rsim_le32;
+typedef uint64_t rsim_le64;
+#else                           /* the Linux kernel: the guest driver */
 #include <linux/types.h>
 #include <linux/bits.h>
 typedef __le16 rsim_le16;
@@ -30,15 +35,12 @@ typedef __le64 rsim_le64;
 /* The same spelling as QEMU's hw/registerfields.h, for the kernel side. */
 #define REG32(reg, addr) enum { A_ ## reg = (addr) };
 #define FIELD(reg, field, shift, length)                                   \
-    enum { R_ ## reg ## _ ## field ## _SHIFT = (shift),                \
-           R_ ## reg ## _ ## field ## _LENGTH = (length) };            \
-    enum { R_ ## reg ## _ ## field ## _MASK =                          \
-        GENMASK((shift) + (length) - 1, (shift)) };
-#else
-#include "hw/registerfields.h"
-typedef uint16_t rsim_le16;
-typedef uint32_t rsim_le32;
-typedef uint64_t rsim_le64;
+    enum {                                                                 \
+        R_ ## reg ## _ ## field ## _SHIFT = (shift),                       \
+        R_ ## reg ## _ ## field ## _LENGTH = (length),                     \
+        R_ ## reg ## _ ## field ## _MASK =                                 \
+            GENMASK((shift) + (length) - 1, (shift))                       \
+    };
 #endif
 
 /*
@@ -207,7 +209,7 @@ enum rsim_cq_arm {
     RSIM_CQ_ARM_SOLICITED = 2,       /* ... on the next solicited one */
 };
 
-/* ------------------------------------------------------------------------
+/*
  * Admin queue: 64-byte commands, 64-byte completions.
  *
  * Command dword 0: opcode [7:0], flags [15:8] (reserved, 0), command id
@@ -218,7 +220,7 @@ enum rsim_cq_arm {
  * dword 1: the AQ head after this command [15:0].  The device writes dwords
  * 1..15 first and dword 0 last.  The phase bit of the first pass through the
  * ring is 1 and flips on every wrap; the queue memory starts zeroed.
- * ------------------------------------------------------------------------ */
+ */
 #define RSIM_AQ_ENTRY_SIZE          64
 /*
  * Every queue the device reads or writes as one contiguous buffer (AQ,
@@ -420,48 +422,49 @@ struct rsim_query_stats_resp {
 
 /*
  * Device statistics, in QUERY_STATS order: X(index name, "user name").
- * Both sides expand this list, so names never drift apart.
+ * The list is a braced initializer list: the enum below and a driver's
+ * table of counter names are both made from it, so names never drift
+ * apart; what follows X (e.g. the enum's count) goes at its end.
  */
-#define RSIM_STATS_LIST(X)                                                 \
-    X(TX_FRAMES, "tx_frames")                                          \
-    X(TX_BYTES, "tx_bytes")                                            \
-    X(RX_FRAMES, "rx_frames")                                          \
-    X(RX_BYTES, "rx_bytes")                                            \
-    X(TX_ROCE_PKTS, "tx_roce_packets")                                 \
-    X(RX_ROCE_PKTS, "rx_roce_packets")                                 \
-    X(TX_ETH_FRAMES, "tx_eth_frames")                                  \
-    X(RX_ETH_FRAMES, "rx_eth_frames")                                  \
-    X(RX_ETH_NO_BUF, "rx_eth_no_buffer")                               \
-    X(RX_DROP_FILTER, "rx_drop_not_for_us")                            \
-    X(RX_DROP_MALFORMED, "rx_drop_malformed")                          \
-    X(RX_ICRC_ERR, "rx_icrc_errors")                                   \
-    X(RX_DROP_NO_QP, "rx_drop_no_qp")                                  \
-    X(LOOPBACK_PKTS, "loopback_packets")                               \
-    X(RETRANSMITS, "retransmits")                                      \
-    X(TIMEOUTS, "retry_timeouts")                                      \
-    X(RNR_NAK_SENT, "rnr_nak_sent")                                    \
-    X(RNR_NAK_RCVD, "rnr_nak_received")                                \
-    X(SEQ_NAK_SENT, "seq_nak_sent")                                    \
-    X(SEQ_NAK_RCVD, "seq_nak_received")                                \
-    X(DUP_REQ, "duplicate_requests")                                   \
-    X(REM_ACCESS_ERR, "remote_access_errors")                          \
-    X(LOC_PROT_ERR, "local_protection_errors")                         \
-    X(COMPLETIONS, "completions")                                      \
-    X(CQ_OVERFLOW, "cq_overflows")                                     \
-    X(FAULT_DROP, "fault_dropped")                                     \
-    X(FAULT_DUP, "fault_duplicated")                                   \
-    X(FAULT_REORDER, "fault_reordered")                                \
-    X(FAULT_CORRUPT, "fault_corrupted")                                \
-    X(GUEST_ERRORS, "guest_errors")                                    \
-    X(LOSS_PROBES, "loss_probes")                                      \
-    X(TX_BUDGET_CUTS, "tx_budget_cuts")
+#define RSIM_STATS_LIST(X, ...) {                                          \
+    X(TX_FRAMES, "tx_frames"),                                             \
+    X(TX_BYTES, "tx_bytes"),                                               \
+    X(RX_FRAMES, "rx_frames"),                                             \
+    X(RX_BYTES, "rx_bytes"),                                               \
+    X(TX_ROCE_PKTS, "tx_roce_packets"),                                    \
+    X(RX_ROCE_PKTS, "rx_roce_packets"),                                    \
+    X(TX_ETH_FRAMES, "tx_eth_frames"),                                     \
+    X(RX_ETH_FRAMES, "rx_eth_frames"),                                     \
+    X(RX_ETH_NO_BUF, "rx_eth_no_buffer"),                                  \
+    X(RX_DROP_FILTER, "rx_drop_not_for_us"),                               \
+    X(RX_DROP_MALFORMED, "rx_drop_malformed"),                             \
+    X(RX_ICRC_ERR, "rx_icrc_errors"),                                      \
+    X(RX_DROP_NO_QP, "rx_drop_no_qp"),                                     \
+    X(LOOPBACK_PKTS, "loopback_packets"),                                  \
+    X(RETRANSMITS, "retransmits"),                                         \
+    X(TIMEOUTS, "retry_timeouts"),                                         \
+    X(RNR_NAK_SENT, "rnr_nak_sent"),                                       \
+    X(RNR_NAK_RCVD, "rnr_nak_received"),                                   \
+    X(SEQ_NAK_SENT, "seq_nak_sent"),                                       \
+    X(SEQ_NAK_RCVD, "seq_nak_received"),                                   \
+    X(DUP_REQ, "duplicate_requests"),                                      \
+    X(REM_ACCESS_ERR, "remote_access_errors"),                             \
+    X(LOC_PROT_ERR, "local_protection_errors"),                            \
+    X(COMPLETIONS, "completions"),                                         \
+    X(CQ_OVERFLOW, "cq_overflows"),                                        \
+    X(FAULT_DROP, "fault_dropped"),                                        \
+    X(FAULT_DUP, "fault_duplicated"),                                      \
+    X(FAULT_REORDER, "fault_reordered"),                                   \
+    X(FAULT_CORRUPT, "fault_corrupted"),                                   \
+    X(GUEST_ERRORS, "guest_errors"),                                       \
+    X(LOSS_PROBES, "loss_probes"),                                         \
+    X(TX_BUDGET_CUTS, "tx_budget_cuts"),                                   \
+    __VA_ARGS__                                                            \
+}
 
-enum rsim_stat {
-#define RSIM_STAT_ENUM(n, s) RSIM_STAT_ ## n,
-    RSIM_STATS_LIST(RSIM_STAT_ENUM)
+#define RSIM_STAT_ENUM(n, s) RSIM_STAT_ ## n
+enum rsim_stat RSIM_STATS_LIST(RSIM_STAT_ENUM, RSIM_STAT_COUNT);
 #undef RSIM_STAT_ENUM
-    RSIM_STAT_COUNT
-};
 
 /* CREATE_EQ: a completion event queue; result dword 0 = EQ number. */
 struct rsim_cmd_create_eq {
