@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # make lint: the style checkers of the project, over the files of the
 # repository (those git tracks or would add; build outputs are ignored):
-#   the kernel's checkpatch --strict on the C of the kernel modules (the
-#     directories with a Kbuild file), through scripts/kernel-checkpatch.sh;
+#   the kernel's checkpatch --strict on the C of the kernel modules (what
+#     each Kbuild file builds, and the headers beside it), through
+#     scripts/kernel-checkpatch.sh;
 #   QEMU's checkpatch --strict, from QEMU_SRC, on the C of the device, the
 #     shared header and the qtests;
 #   `shellcheck -x` on the shell scripts: *.sh, and the files whose first
@@ -40,9 +41,20 @@ is_shell() {
     head -n1 "$1" | grep -Eq '^#!.*\b(ba)?sh\b|^# shellcheck shell='
 }
 
-mapfile -t kernel_dirs < <(files '*Kbuild' | xargs -r -n1 dirname)
-[ ${#kernel_dirs[@]} -gt 0 ] || die "no Kbuild file: where is the guest driver?"
-mapfile -t kernel_files < <(files "${kernel_dirs[@]/%//*.[ch]}")
+# kernel_sources KBUILD: the C files kbuild compiles for the modules of one
+# Kbuild file (every x.o it names is x.c beside it) and the headers there.
+kernel_sources() {
+    local dir o
+    dir=$(dirname "$1")
+    grep -o '[A-Za-z0-9_-]*\.o\b' "$1" | sort -u | while read -r o; do
+        if [ -f "$dir/${o%.o}.c" ]; then echo "$dir/${o%.o}.c"; fi
+    done
+    files "$dir/*.h"
+}
+
+mapfile -t kbuilds < <(files '*Kbuild')
+[ ${#kbuilds[@]} -gt 0 ] || die "no Kbuild file: where is the guest driver?"
+mapfile -t kernel_files < <(for k in "${kbuilds[@]}"; do kernel_sources "$k"; done | sort -u)
 mapfile -t qemu_files < <(files "${qemu_style[@]}")
 mapfile -t shell_files < <(files | while read -r f; do
     if is_shell "$f"; then echo "$f"; fi
@@ -75,10 +87,32 @@ for f in "${shell_files[@]}"; do
     check shellcheck "$f" shellcheck -x --source-path=SCRIPTDIR -f gcc
 done
 
+# One name, one place: no function is defined in two of the parts (device,
+# driver, qtests, guest test programs), so grepping a name finds one thing.
+# defined_names FILES...: names of the functions defined at column 0.
+defined_names() {
+    grep -hoP '^(?!static inline)[A-Za-z_][\w \*]*?\b\K[a-z_]\w*(?=\((?!.*;\s*$))' "$@" |
+        grep -vxE '__attribute__|__section|__printf|main' | sort -u
+}
+parts=("hw/rdma-sim/*.[ch]" "guest-driver/*.[ch]" "tests/qtest/*.[ch]" "tests/vm/progs/*.c")
+for ((i = 0; i < ${#parts[@]}; i++)); do
+    for ((j = i + 1; j < ${#parts[@]}; j++)); do
+        mapfile -t a < <(files "${parts[i]}")
+        mapfile -t b < <(files "${parts[j]}")
+        if [ ${#a[@]} -eq 0 ] || [ ${#b[@]} -eq 0 ]; then continue; fi
+        checked=$((checked + 1))
+        both=$(comm -12 <(defined_names "${a[@]}") <(defined_names "${b[@]}") | tr '\n' ' ')
+        if [ -n "$both" ]; then
+            echo "defined in both ${parts[i]} and ${parts[j]}: $both"
+            findings+=("names: ${parts[i]} and ${parts[j]}")
+        fi
+    done
+done
+
 if [ ${#findings[@]} -eq 0 ]; then
-    echo "lint: $checked files, no findings"
+    echo "lint: $checked checks, no findings"
     exit 0
 fi
-echo "lint: findings in ${#findings[@]} of $checked files:"
+echo "lint: findings in ${#findings[@]} of $checked checks:"
 printf '  %s\n' "${findings[@]}"
 exit 1

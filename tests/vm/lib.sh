@@ -130,7 +130,7 @@ vm_fetch_kernel() {
 # kernel can boot through PVH (CONFIG_PVH): QEMU then boots it directly, which saves
 # the ~3 s the compressed kernel takes to decompress itself under TCG.
 vm_extract_vmlinux() {
-    local abi=$1 root img pos magic cmd
+    local abi=$1 root img pos magic cmd positions
     root=$(vm_kernel_dir "$abi")/root
     img=$root/boot/vmlinuz-$abi
     [[ -f $root/boot/vmlinux.tried ]] && return 0
@@ -139,7 +139,8 @@ vm_extract_vmlinux() {
         for magic in '\xfd7zXZ\x00:xz -dc --single-stream' '\x28\xb5\x2f\xfd:zstd -qdc' '\x1f\x8b\x08\x00:gzip -dc'; do
             cmd=${magic#*:}
             command -v "${cmd%% *}" >/dev/null 2>&1 || continue
-            for pos in $(LC_ALL=C grep -obUaP "${magic%%:*}" "$img" 2>/dev/null | cut -d: -f1); do
+            mapfile -t positions < <(LC_ALL=C grep -obUaP "${magic%%:*}" "$img" 2>/dev/null | cut -d: -f1)
+            for pos in "${positions[@]}"; do
                 tail -c +$((pos + 1)) "$img" | $cmd >"$root/boot/vmlinux.tmp" 2>/dev/null
                 if [[ $(head -c 4 "$root/boot/vmlinux.tmp" | od -An -tx1 | tr -d ' ') == 7f454c46 ]]; then
                     mv "$root/boot/vmlinux.tmp" "$root/boot/vmlinux"
@@ -412,6 +413,7 @@ vm_init_opts() {
 }
 vm_init_opts
 
+# shellcheck disable=SC2034  # VM_OPT_SHIFT is for the caller
 vm_parse_opt() {
     VM_OPT_SHIFT=2
     local need=${2+x}
@@ -436,6 +438,7 @@ vm_parse_opt() {
     [[ -n $need ]] || vm_die "option $1 needs a value"
 }
 
+# shellcheck disable=SC2034  # printed by tests/vm/vm and scripts/rdma-sim-vm
 VM_OPTS_HELP='  -s, --script PATH   guest script (give one per guest, A then B; one given runs in all)
   -k, --module PATH   insmod this module in each guest (its dependencies are modprobed
                       first); "PATH param=value..." passes parameters

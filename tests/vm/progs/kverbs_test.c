@@ -312,7 +312,7 @@ static void kt_run(struct ib_device *dev)
 			;
 		if (i == KT_NWR)
 			break;
-		msleep(10);
+		usleep_range(10000, 20000);
 	}
 	ib_drain_qp(qp);
 	ib_process_cq_direct(cq, -1);
