@@ -265,6 +265,98 @@ static uint32_t rdma_sim_cap_read(RdmaSimState *s, hwaddr addr)
     }
 }
 
+/*
+ * The register blocks of the AQ, ACQ and AEQ share one layout: BASE_LO,
+ * BASE_HI, DEPTH (writable while the device is disabled), the driver's
+ * index (its own register, handled by the write handler) and the device's.
+ */
+#define QREG_BASE_LO    0x0
+#define QREG_BASE_HI    0x4
+#define QREG_DEPTH      0x8
+#define QREG_DEV_INDEX  0x10
+QEMU_BUILD_BUG_ON(A_RSIM_AQ_BASE_HI != A_RSIM_AQ_BASE_LO + QREG_BASE_HI ||
+                  A_RSIM_AQ_DEPTH != A_RSIM_AQ_BASE_LO + QREG_DEPTH ||
+                  A_RSIM_AQ_HEAD != A_RSIM_AQ_BASE_LO + QREG_DEV_INDEX ||
+                  A_RSIM_ACQ_BASE_HI != A_RSIM_ACQ_BASE_LO + QREG_BASE_HI ||
+                  A_RSIM_ACQ_DEPTH != A_RSIM_ACQ_BASE_LO + QREG_DEPTH ||
+                  A_RSIM_ACQ_TAIL != A_RSIM_ACQ_BASE_LO + QREG_DEV_INDEX ||
+                  A_RSIM_AEQ_BASE_HI != A_RSIM_AEQ_BASE_LO + QREG_BASE_HI ||
+                  A_RSIM_AEQ_DEPTH != A_RSIM_AEQ_BASE_LO + QREG_DEPTH ||
+                  A_RSIM_AEQ_TAIL != A_RSIM_AEQ_BASE_LO + QREG_DEV_INDEX);
+
+typedef struct RdmaSimQueueRegs {
+    uint64_t *base;
+    uint32_t *depth;
+    uint32_t *dev_index;        /* AQ_HEAD, ACQ_TAIL, AEQ_TAIL */
+} RdmaSimQueueRegs;
+
+/* The queue whose block holds addr, and addr's offset in it; false: none */
+static bool rdma_sim_queue_regs(RdmaSimState *s, hwaddr addr,
+                                RdmaSimQueueRegs *q, hwaddr *off)
+{
+    const struct {
+        hwaddr block;
+        RdmaSimQueueRegs regs;
+    } queues[] = {
+        { A_RSIM_AQ_BASE_LO, { &s->aq_base, &s->aq_depth, &s->aq_head } },
+        { A_RSIM_ACQ_BASE_LO, { &s->acq_base, &s->acq_depth, &s->acq_tail } },
+        { A_RSIM_AEQ_BASE_LO, { &s->aeq_base, &s->aeq_depth, &s->aeq_tail } },
+    };
+
+    for (size_t i = 0; i < ARRAY_SIZE(queues); i++) {
+        if (addr >= queues[i].block &&
+            addr <= queues[i].block + QREG_DEV_INDEX) {
+            *q = queues[i].regs;
+            *off = addr - queues[i].block;
+            return true;
+        }
+    }
+    return false;
+}
+
+static uint32_t rdma_sim_queue_reg_read(RdmaSimState *s, hwaddr addr)
+{
+    RdmaSimQueueRegs q;
+    hwaddr off;
+
+    if (!rdma_sim_queue_regs(s, addr, &q, &off)) {
+        return 0;
+    }
+    switch (off) {
+    case QREG_BASE_LO:
+        return *q.base;
+    case QREG_BASE_HI:
+        return *q.base >> 32;
+    case QREG_DEPTH:
+        return *q.depth;
+    case QREG_DEV_INDEX:
+        return *q.dev_index;
+    default:
+        return 0;               /* the driver's index is write-only */
+    }
+}
+
+/* BASE_LO, BASE_HI, DEPTH of a queue; false for any other register */
+static bool rdma_sim_queue_reg_write(RdmaSimState *s, hwaddr addr,
+                                     uint32_t val)
+{
+    RdmaSimQueueRegs q;
+    hwaddr off;
+
+    if (!rdma_sim_queue_regs(s, addr, &q, &off) || off > QREG_DEPTH) {
+        return false;
+    }
+    if (FIELD_EX32(s->dev_ctrl, RSIM_DEV_CTRL, ENABLE)) {
+        rdma_sim_guest_error(s, "mmio", "write to 0x%" HWADDR_PRIx
+                             " while enabled (ignored)", addr);
+    } else if (off == QREG_DEPTH) {
+        *q.depth = val;
+    } else {
+        *q.base = deposit64(*q.base, off == QREG_BASE_HI ? 32 : 0, 32, val);
+    }
+    return true;
+}
+
 static uint64_t rdma_sim_regs_read(void *opaque, hwaddr addr, unsigned size)
 {
     RdmaSimState *s = opaque;
@@ -317,107 +409,15 @@ static uint64_t rdma_sim_regs_read(void *opaque, hwaddr addr, unsigned size)
     case A_RSIM_CAP_MAX_QP ... A_RSIM_CAP_MAX_PKEYS:
         val = rdma_sim_cap_read(s, addr);
         break;
-    case A_RSIM_AQ_BASE_LO:
-        val = (uint32_t)s->aq_base;
-        break;
-    case A_RSIM_AQ_BASE_HI:
-        val = s->aq_base >> 32;
-        break;
-    case A_RSIM_AQ_DEPTH:
-        val = s->aq_depth;
-        break;
-    case A_RSIM_AQ_HEAD:
-        val = s->aq_head;
-        break;
-    case A_RSIM_ACQ_BASE_LO:
-        val = (uint32_t)s->acq_base;
-        break;
-    case A_RSIM_ACQ_BASE_HI:
-        val = s->acq_base >> 32;
-        break;
-    case A_RSIM_ACQ_DEPTH:
-        val = s->acq_depth;
-        break;
-    case A_RSIM_ACQ_TAIL:
-        val = s->acq_tail;
-        break;
-    case A_RSIM_AEQ_BASE_LO:
-        val = (uint32_t)s->aeq_base;
-        break;
-    case A_RSIM_AEQ_BASE_HI:
-        val = s->aeq_base >> 32;
-        break;
-    case A_RSIM_AEQ_DEPTH:
-        val = s->aeq_depth;
-        break;
-    case A_RSIM_AEQ_TAIL:
-        val = s->aeq_tail;
-        break;
     default:
-        /* write-only and unassigned offsets read as 0 */
-        val = 0;
+        /* the queues' blocks; write-only and unassigned offsets read 0 */
+        val = rdma_sim_queue_reg_read(s, addr);
         break;
     }
     trace_rdma_sim_reg_read(addr, val);
     return val;
 }
 
-/* Base and depth registers may only change while the device is disabled. */
-static bool rdma_sim_config_writable(RdmaSimState *s, hwaddr addr)
-{
-    if (FIELD_EX32(s->dev_ctrl, RSIM_DEV_CTRL, ENABLE)) {
-        rdma_sim_guest_error(s, "mmio", "write to 0x%" HWADDR_PRIx
-                             " while enabled (ignored)", addr);
-        return false;
-    }
-    return true;
-}
-
-/*
- * BASE_LO, BASE_HI and DEPTH of the AQ, ACQ and AEQ: the same layout in
- * each queue's register block.  Returns false for any other register.
- */
-QEMU_BUILD_BUG_ON(A_RSIM_AQ_BASE_HI != A_RSIM_AQ_BASE_LO + 4 ||
-                  A_RSIM_AQ_DEPTH != A_RSIM_AQ_BASE_LO + 8 ||
-                  A_RSIM_ACQ_BASE_HI != A_RSIM_ACQ_BASE_LO + 4 ||
-                  A_RSIM_ACQ_DEPTH != A_RSIM_ACQ_BASE_LO + 8 ||
-                  A_RSIM_AEQ_BASE_HI != A_RSIM_AEQ_BASE_LO + 4 ||
-                  A_RSIM_AEQ_DEPTH != A_RSIM_AEQ_BASE_LO + 8);
-
-static bool rdma_sim_write_queue_config(RdmaSimState *s, hwaddr addr,
-                                        uint32_t val)
-{
-    const struct {
-        hwaddr block;
-        uint64_t *base;
-        uint32_t *depth;
-    } queues[] = {
-        { A_RSIM_AQ_BASE_LO, &s->aq_base, &s->aq_depth },
-        { A_RSIM_ACQ_BASE_LO, &s->acq_base, &s->acq_depth },
-        { A_RSIM_AEQ_BASE_LO, &s->aeq_base, &s->aeq_depth },
-    };
-
-    for (size_t i = 0; i < ARRAY_SIZE(queues); i++) {
-        if (addr < queues[i].block || addr > queues[i].block + 8) {
-            continue;
-        }
-        if (rdma_sim_config_writable(s, addr)) {
-            switch (addr - queues[i].block) {
-            case 0:
-                *queues[i].base = deposit64(*queues[i].base, 0, 32, val);
-                break;
-            case 4:
-                *queues[i].base = deposit64(*queues[i].base, 32, 32, val);
-                break;
-            default:
-                *queues[i].depth = val;
-                break;
-            }
-        }
-        return true;
-    }
-    return false;
-}
 
 /*
  * Unmasking a cause whose queue holds entries the driver has not consumed
@@ -509,7 +509,7 @@ static void rdma_sim_regs_write(void *opaque, hwaddr addr, uint64_t val64,
         rdma_sim_eth_rx_doorbell(s, val);
         break;
     default:
-        if (!rdma_sim_write_queue_config(s, addr, val)) {
+        if (!rdma_sim_queue_reg_write(s, addr, val)) {
             rdma_sim_guest_error(s, "mmio",
                                  "write 0x%x to read-only or "
                                  "unassigned register 0x%" HWADDR_PRIx,
