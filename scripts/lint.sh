@@ -42,14 +42,23 @@ is_shell() {
 }
 
 # kernel_sources KBUILD: the C files kbuild compiles for the modules of one
-# Kbuild file (every x.o it names is x.c beside it) and the headers there.
+# Kbuild file (every x.o it names is x.c beside it) and the headers beside
+# them that they include ("x.h"), directly or through one another.
 kernel_sources() {
-    local dir o
+    local dir o h i
+    local -a srcs=()
     dir=$(dirname "$1")
-    grep -o '[A-Za-z0-9_-]*\.o\b' "$1" | sort -u | while read -r o; do
-        if [ -f "$dir/${o%.o}.c" ]; then echo "$dir/${o%.o}.c"; fi
+    while read -r o; do
+        if [ -f "$dir/${o%.o}.c" ]; then srcs+=("$dir/${o%.o}.c"); fi
+    done < <(grep -o '[A-Za-z0-9_-]*\.o\b' "$1" | sort -u)
+    for ((i = 0; i < ${#srcs[@]}; i++)); do
+        while read -r h; do
+            if [ -f "$dir/$h" ] && [[ " ${srcs[*]} " != *" $dir/$h "* ]]; then
+                srcs+=("$dir/$h")
+            fi
+        done < <(sed -n 's/^#include "\([^"/]*\)".*/\1/p' "${srcs[i]}")
     done
-    files "$dir/*.h"
+    printf '%s\n' "${srcs[@]}"
 }
 
 mapfile -t kbuilds < <(files '*Kbuild')
