@@ -11,103 +11,10 @@
 #include "qemu/osdep.h"
 #include "libqos/rdma-sim.h"
 
-#define EQ_DEPTH        64
-#define BUF_SIZE        (256 * 1024)
-
-/* GID 0 of the device: ::ffff:192.168.7.1, or 2001:db8::42 */
-static const uint8_t gid_v4[16] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 168, 7, 1,
-};
-static const uint8_t gid_v6[16] = {
-    0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x42,
-};
-
-/* The port's MAC: loopback traffic is addressed to it */
-static void port_mac(QSimDev *d, uint8_t *mac)
-{
-    struct rsim_query_port_resp port;
-    struct rsim_admin_cmd c;
-
-    QSIM_CMD_INIT(c, RSIM_CMD_QUERY_PORT);
-    qsim_assert_sts(qsim_cmd_exec(d, &c, &port), RSIM_STS_OK);
-    memcpy(mac, port.mac, 6);
-}
-
-/* Fault injection props (in ppm) with RSIM_QTEST_SEED, else this seed */
-static char *faults(const char *props, const char *seed)
-{
-    return g_strdup_printf("%s,fault-seed=%s", props,
-                           getenv("RSIM_QTEST_SEED") ?: seed);
-}
-
-/* A pair of QPs A and B, connected to each other, with a buffer each */
-typedef struct Pair {
-    QSimDev *d;
-    uint32_t pdn;
-    QSimEq eq;
-    QSimEndpoint a, b;
-    QSimMr ma, mb;
-} Pair;
-
-/*
- * How a pair differs from RC over IPv4 with path MTU 1024, B granting
- * all access, a local ACK timeout of 10 (4.096 us << 10) and 7 retries
- */
-typedef struct PairConf {
-    const char *props;          /* more -device properties */
-    uint8_t type;               /* 0: RSIM_QPT_RC */
-    bool ipv6;                  /* a global GID: frames with IPv6 headers */
-    uint8_t path_mtu;
-    uint32_t b_access;
-    uint8_t timeout;
-    uint8_t retry;
-} PairConf;
-
-/* qp on path towards QPN dest; the PSNs wrap soon */
-static void connect_to(QSimDev *d, uint32_t qpn, uint32_t dest,
-                       QSimPath *path)
-{
-    path->dest_qpn = dest;
-    path->rq_psn = 0xfffff0 + dest % 8;
-    path->sq_psn = 0xfffff0 + qpn % 8;
-    qsim_qp_connect(d, qpn, path);
-}
-
-static void pair_start(Pair *p, const char *machine, const PairConf *conf)
-{
-    static const PairConf defaults;
-    const PairConf *c = conf ?: &defaults;
-    const uint8_t *gid = c->ipv6 ? gid_v6 : gid_v4;
-    QSimPath path = {
-        .type = c->type ?: RSIM_QPT_RC,
-        .access = QSIM_ACC_ALL,
-        .av.hop_limit = 64,
-        .av.network_type = c->ipv6 ? RSIM_NET_IPV6 : RSIM_NET_IPV4,
-        .path_mtu = c->path_mtu ?: RSIM_MTU_1024,
-        .timeout = c->timeout ?: 10,
-        .retry_cnt = c->retry ?: 7,
-        .rd_atomic = 4,
-        .min_rnr_timer = 1,
-    };
-
-    memset(p, 0, sizeof(*p));
-    p->d = qsim_up(machine, c->props);
-    p->pdn = qsim_pd_alloc(p->d);
-    qsim_gid_add(p->d, 0, gid);
-    qsim_eq_create(p->d, &p->eq, 1, EQ_DEPTH);
-    qsim_endpoint_create(p->d, &p->a, path.type, p->pdn, p->eq.eqn);
-    qsim_endpoint_create(p->d, &p->b, path.type, p->pdn, p->eq.eqn);
-    memcpy(path.av.dgid, gid, 16);
-    port_mac(p->d, path.av.dmac);
-    connect_to(p->d, p->a.qp.qpn, p->b.qp.qpn, &path);
-    path.access = c->b_access ?: QSIM_ACC_ALL;
-    connect_to(p->d, p->b.qp.qpn, p->a.qp.qpn, &path);
-    p->ma = qsim_mr_alloc(p->d, p->pdn, BUF_SIZE, QSIM_ACC_ALL);
-    p->mb = qsim_mr_alloc(p->d, p->pdn, BUF_SIZE, QSIM_ACC_ALL);
-}
+#define BUF_SIZE        QSIM_PAIR_BUF_SIZE
 
 /* A receive into [off, off + len) of B's buffer */
-static void b_recv(Pair *p, uint64_t wr_id, uint64_t off, uint32_t len)
+static void b_recv(QSimPair *p, uint64_t wr_id, uint64_t off, uint32_t len)
 {
     struct rsim_sge sge = qsim_sge(&p->mb, off, len);
 
@@ -115,7 +22,7 @@ static void b_recv(Pair *p, uint64_t wr_id, uint64_t off, uint32_t len)
 }
 
 /* The next completion of A's send CQ */
-static void a_done(Pair *p, uint64_t wr_id, unsigned status,
+static void a_done(QSimPair *p, uint64_t wr_id, unsigned status,
                    unsigned opcode, uint32_t byte_len)
 {
     qsim_cq_expect(p->d, &p->a.scq, wr_id, status, opcode, byte_len,
@@ -123,7 +30,7 @@ static void a_done(Pair *p, uint64_t wr_id, unsigned status,
 }
 
 /* SEND of len bytes from A to B, the receive split over the whole MR. */
-static void do_send(Pair *p, uint32_t len, uint8_t seed, bool imm)
+static void do_send(QSimPair *p, uint32_t len, uint8_t seed, bool imm)
 {
     QSimWr wr = {
         .wr_id = 0x1000 + len,
@@ -155,7 +62,7 @@ static void do_send(Pair *p, uint32_t len, uint8_t seed, bool imm)
     g_assert_cmpuint(qtest_readb(p->d->qts, p->mb.addr + len), ==, 0);
 }
 
-static void do_write_imm(Pair *p, uint32_t len, uint8_t seed)
+static void do_write_imm(QSimPair *p, uint32_t len, uint8_t seed)
 {
     static const struct rsim_sge no_buffer;
     QSimWr wr = {
@@ -184,7 +91,7 @@ static void do_write_imm(Pair *p, uint32_t len, uint8_t seed)
     g_assert_cmpuint(qtest_readl(p->d->qts, p->mb.addr + 8 + len), ==, 0);
 }
 
-static void do_read(Pair *p, uint32_t len, uint8_t seed)
+static void do_read(QSimPair *p, uint32_t len, uint8_t seed)
 {
     QSimWr wr = {
         .wr_id = 0x5000 + len,
@@ -204,7 +111,7 @@ static void do_read(Pair *p, uint32_t len, uint8_t seed)
     g_assert_cmpuint(qtest_readl(p->d->qts, p->ma.addr + 4 + len), ==, 0);
 }
 
-static void do_atomics(Pair *p)
+static void do_atomics(QSimPair *p)
 {
     QTestState *qts = p->d->qts;
     QSimWr cas = {
@@ -269,7 +176,7 @@ static void do_atomics(Pair *p)
 }
 
 /* Every operation at several sizes: the mix a run of perftest makes. */
-static void run_all_ops(Pair *p)
+static void run_all_ops(QSimPair *p)
 {
     static const uint32_t sizes[] = { 0, 1, 255, 1024, 1025, 4096, 65536,
                                       200000 };
@@ -284,9 +191,9 @@ static void run_all_ops(Pair *p)
 
 static void test_loopback_ops(const char *machine)
 {
-    Pair p;
+    QSimPair p;
 
-    pair_start(&p, machine, NULL);
+    qsim_pair_start(&p, machine, NULL);
     run_all_ops(&p);
     g_assert_cmpuint(qsim_stat(p.d, RSIM_STAT_LOOPBACK_PKTS), >, 0);
     g_assert_cmpuint(qsim_stat(p.d, RSIM_STAT_RX_ICRC_ERR), ==, 0);
@@ -300,9 +207,9 @@ static void test_loopback_ops(const char *machine)
  */
 static void test_loopback_small_window(const char *machine)
 {
-    Pair p;
+    QSimPair p;
 
-    pair_start(&p, machine, &(PairConf){ .props = "tx-window=4" });
+    qsim_pair_start(&p, machine, &(QSimPairConf){ .props = "tx-window=4" });
     run_all_ops(&p);
     g_assert_cmpuint(qsim_stat(p.d, RSIM_STAT_TIMEOUTS), ==, 0);
     g_assert_cmpuint(qsim_stat(p.d, RSIM_STAT_RETRANSMITS), ==, 0);
@@ -312,9 +219,9 @@ static void test_loopback_small_window(const char *machine)
 /* The same over IPv6 (a global GID, so the frames carry IPv6 headers). */
 static void test_loopback_ipv6(const char *machine)
 {
-    Pair p;
+    QSimPair p;
 
-    pair_start(&p, machine, &(PairConf){
+    qsim_pair_start(&p, machine, &(QSimPairConf){
         .ipv6 = true, .path_mtu = RSIM_MTU_2048 });
     run_all_ops(&p);
     g_assert_cmpuint(qsim_stat(p.d, RSIM_STAT_RX_DROP_MALFORMED), ==, 0);
@@ -324,9 +231,9 @@ static void test_loopback_ipv6(const char *machine)
 
 static void test_loopback_mtu4096(const char *machine)
 {
-    Pair p;
+    QSimPair p;
 
-    pair_start(&p, machine, &(PairConf){ .path_mtu = RSIM_MTU_4096 });
+    qsim_pair_start(&p, machine, &(QSimPairConf){ .path_mtu = RSIM_MTU_4096 });
     run_all_ops(&p);
     qsim_stop(p.d);
 }
@@ -334,11 +241,11 @@ static void test_loopback_mtu4096(const char *machine)
 /* 2% loss and 2% reordering: every operation still completes correctly. */
 static void test_loopback_loss(const char *machine)
 {
-    g_autofree char *props = faults("fault-drop=20000,fault-reorder=20000",
-                                    "7");
-    Pair p;
+    g_autofree char *props =
+        qsim_faults("fault-drop=20000,fault-reorder=20000", "7");
+    QSimPair p;
 
-    pair_start(&p, machine, &(PairConf){ .props = props });
+    qsim_pair_start(&p, machine, &(QSimPairConf){ .props = props });
     run_all_ops(&p);
     g_assert_cmpuint(qsim_stat(p.d, RSIM_STAT_FAULT_DROP), >, 0);
     g_assert_cmpuint(qsim_stat(p.d, RSIM_STAT_FAULT_REORDER), >, 0);
@@ -354,11 +261,12 @@ static void test_loopback_loss(const char *machine)
  */
 static void test_loopback_tail_loss(const char *machine)
 {
-    g_autofree char *props = faults("fault-drop=20000", "9");
+    g_autofree char *props = qsim_faults("fault-drop=20000", "9");
     int64_t start;
-    Pair p;
+    QSimPair p;
 
-    pair_start(&p, machine, &(PairConf){ .props = props, .timeout = 16 });
+    qsim_pair_start(&p, machine,
+                    &(QSimPairConf){ .props = props, .timeout = 16 });
     start = qtest_clock_step(p.d->qts, 0);
     run_all_ops(&p);
     g_assert_cmpuint(qsim_stat(p.d, RSIM_STAT_FAULT_DROP), >, 0);
@@ -377,11 +285,11 @@ static void test_loopback_tail_loss(const char *machine)
  */
 static void test_loopback_read_burst(const char *machine)
 {
-    g_autofree char *props = faults("fault-drop=30000,fault-reorder=30000",
-                                    "5");
-    Pair p;
+    g_autofree char *props =
+        qsim_faults("fault-drop=30000,fault-reorder=30000", "5");
+    QSimPair p;
 
-    pair_start(&p, machine, &(PairConf){ .props = props });
+    qsim_pair_start(&p, machine, &(QSimPairConf){ .props = props });
     for (int round = 0; round < 8; round++) {
         for (int i = 0; i < 40; i++) {
             QSimWr wr = {
@@ -410,11 +318,11 @@ static void test_loopback_read_burst(const char *machine)
 /* Duplicates and corruption: detected, never executed twice. */
 static void test_loopback_dup_corrupt(const char *machine)
 {
-    g_autofree char *props = faults("fault-dup=50000,fault-corrupt=20000",
-                                    "3");
-    Pair p;
+    g_autofree char *props =
+        qsim_faults("fault-dup=50000,fault-corrupt=20000", "3");
+    QSimPair p;
 
-    pair_start(&p, machine, &(PairConf){ .props = props });
+    qsim_pair_start(&p, machine, &(QSimPairConf){ .props = props });
     run_all_ops(&p);
     g_assert_cmpuint(qsim_stat(p.d, RSIM_STAT_FAULT_DUP), >, 0);
     g_assert_cmpuint(qsim_stat(p.d, RSIM_STAT_DUP_REQ), >, 0);
@@ -427,7 +335,7 @@ static void test_loopback_dup_corrupt(const char *machine)
 }
 
 /* An RDMA WRITE or READ of len bytes of B's memory that fails */
-static void remote_op_fails(Pair *p, uint64_t wr_id, uint32_t opcode,
+static void remote_op_fails(QSimPair *p, uint64_t wr_id, uint32_t opcode,
                             uint64_t remote_addr, uint32_t rkey,
                             uint32_t len, unsigned status)
 {
@@ -449,9 +357,9 @@ static void remote_op_fails(Pair *p, uint64_t wr_id, uint32_t opcode,
 static void test_rkey_violation(const char *machine)
 {
     struct rsim_cqe cqe;
-    Pair p;
+    QSimPair p;
 
-    pair_start(&p, machine, NULL);
+    qsim_pair_start(&p, machine, NULL);
     b_recv(&p, 0x7100, 0, 64);
     /* the rkey of another variant of B's MR */
     remote_op_fails(&p, 0x7001, RSIM_WR_RDMA_WRITE, p.mb.addr,
@@ -470,9 +378,9 @@ static void test_rkey_violation(const char *machine)
 /* A READ beyond the end of the remote MR. */
 static void test_read_out_of_range(const char *machine)
 {
-    Pair p;
+    QSimPair p;
 
-    pair_start(&p, machine, NULL);
+    qsim_pair_start(&p, machine, NULL);
     remote_op_fails(&p, 0x7002, RSIM_WR_RDMA_READ,
                     p.mb.addr + BUF_SIZE - 100, p.mb.rkey, 200,
                     RSIM_WC_REM_ACCESS_ERR);
@@ -483,7 +391,7 @@ static void test_read_out_of_range(const char *machine)
 /* A local SGE with a bad lkey: local protection error, then the flush. */
 static void test_bad_lkey(const char *machine)
 {
-    Pair p;
+    QSimPair p;
     QSimWr wr = {
         .wr_id = 0x7003,
         .opcode = RSIM_WR_SEND,
@@ -495,7 +403,7 @@ static void test_bad_lkey(const char *machine)
         .nsge = 1,
     };
 
-    pair_start(&p, machine, NULL);
+    qsim_pair_start(&p, machine, NULL);
     wr.sge[0] = qsim_sge(&p.ma, 0, 64);
     wr.sge[0].lkey = cpu_to_le32(p.ma.lkey + 0x100);  /* another index */
     next.sge[0] = qsim_sge(&p.ma, 0, 64);
@@ -513,9 +421,9 @@ static void test_bad_lkey(const char *machine)
 /* The responder QP lacks REMOTE_WRITE: invalid request for the requester. */
 static void test_qp_access_denied(const char *machine)
 {
-    Pair p;
+    QSimPair p;
 
-    pair_start(&p, machine, &(PairConf){ .b_access = QSIM_ACC_LW });
+    qsim_pair_start(&p, machine, &(QSimPairConf){ .b_access = QSIM_ACC_LW });
     remote_op_fails(&p, 0x7005, RSIM_WR_RDMA_WRITE, p.mb.addr, p.mb.rkey, 64,
                     RSIM_WC_REM_INV_REQ_ERR);
     qsim_assert_alive(p.d);
@@ -525,7 +433,7 @@ static void test_qp_access_denied(const char *machine)
 /* A SEND without a posted receive waits (RNR) and lands once one is. */
 static void test_rnr_then_receive(const char *machine)
 {
-    Pair p;
+    QSimPair p;
     QSimWr wr = {
         .wr_id = 0x7006,
         .opcode = RSIM_WR_SEND,
@@ -533,7 +441,7 @@ static void test_rnr_then_receive(const char *machine)
     };
     struct rsim_cqe cqe;
 
-    pair_start(&p, machine, NULL);
+    qsim_pair_start(&p, machine, NULL);
     qsim_fill_pattern(p.d, p.ma.addr, 3000, 9);
     wr.sge[0] = qsim_sge(&p.ma, 0, 3000);
     qsim_send(p.d, &p.a.qp, &wr);
@@ -553,14 +461,14 @@ static void test_rnr_then_receive(const char *machine)
 /* A QP moved to ERR flushes what is posted and what is posted later. */
 static void test_error_flush(const char *machine)
 {
-    Pair p;
+    QSimPair p;
     QSimWr wr = {
         .wr_id = 0x7007,
         .opcode = RSIM_WR_SEND,
         .nsge = 1,
     };
 
-    pair_start(&p, machine, NULL);
+    qsim_pair_start(&p, machine, NULL);
     b_recv(&p, 0x7201, 0, 64);
     b_recv(&p, 0x7202, 0, 64);
     qsim_qp_move(p.d, p.b.qp.qpn, RSIM_QPS_ERR);
@@ -576,7 +484,7 @@ static void test_error_flush(const char *machine)
 /* Solicited-only arming: only a solicited message raises an event. */
 static void test_solicited_events(const char *machine)
 {
-    Pair p;
+    QSimPair p;
     QSimWr wr = {
         .wr_id = 0x9001,
         .opcode = RSIM_WR_SEND,
@@ -585,7 +493,7 @@ static void test_solicited_events(const char *machine)
     struct rsim_cqe cqe;
     uint32_t dw0;
 
-    pair_start(&p, machine, NULL);
+    qsim_pair_start(&p, machine, NULL);
     /* enabled, every vector masked: a message shows as pending */
     qpci_msix_enable(p.d->dev);
     qsim_eq_doorbell(p.d, &p.eq, true);
@@ -632,11 +540,11 @@ static void test_solicited_events(const char *machine)
  */
 static void test_recv_cq_full(const char *machine)
 {
-    Pair p;
+    QSimPair p;
     struct rsim_cqe cqe;
     int i;
 
-    pair_start(&p, machine, NULL);
+    qsim_pair_start(&p, machine, NULL);
     for (i = 0; i < 60; i++) {
         b_recv(&p, 0xa000 + i, i * 64, 64);
     }
@@ -685,17 +593,17 @@ static void test_recv_cq_full(const char *machine)
  */
 static void test_uc(const char *machine)
 {
-    g_autofree char *props = faults("fault-drop=50000", "9");
+    g_autofree char *props = qsim_faults("fault-drop=50000", "9");
     unsigned delivered = 0, last_msg = 0;
-    Pair p;
+    QSimPair p;
 
-    pair_start(&p, machine, &(PairConf){ .type = RSIM_QPT_UC });
+    qsim_pair_start(&p, machine, &(QSimPairConf){ .type = RSIM_QPT_UC });
     do_send(&p, 5000, 1, true);
     do_write_imm(&p, 3000, 2);
     g_assert_cmpuint(qsim_stat(p.d, RSIM_STAT_RETRANSMITS), ==, 0);
     qsim_stop(p.d);
 
-    pair_start(&p, machine, &(PairConf){
+    qsim_pair_start(&p, machine, &(QSimPairConf){
         .type = RSIM_QPT_UC, .props = props });
     for (int i = 0; i < 40; i++) {
         QSimWr wr = {
@@ -743,9 +651,9 @@ static void test_uc(const char *machine)
 /* Nobody answers (the peer QP is gone): retry count exceeded. */
 static void test_retry_exceeded(const char *machine)
 {
-    Pair p;
+    QSimPair p;
 
-    pair_start(&p, machine, &(PairConf){ .retry = 3 });
+    qsim_pair_start(&p, machine, &(QSimPairConf){ .retry = 3 });
     qsim_handle_expect(p.d, RSIM_CMD_DESTROY_QP, p.b.qp.qpn, RSIM_STS_OK);
     remote_op_fails(&p, 0x7008, RSIM_WR_RDMA_WRITE, p.mb.addr, p.mb.rkey, 64,
                     RSIM_WC_RETRY_EXC_ERR);
@@ -792,15 +700,15 @@ static void test_ud_loopback(const char *machine)
     };
 
     pdn = qsim_pd_alloc(d);
-    qsim_gid_add(d, 0, gid_v4);
-    qsim_eq_create(d, &eq, 1, EQ_DEPTH);
+    qsim_gid_add(d, 0, qsim_pair_gid_v4);
+    qsim_eq_create(d, &eq, 1, QSIM_PAIR_EQ_DEPTH);
     qsim_endpoint_create(d, &a, RSIM_QPT_UD, pdn, eq.eqn);
     qsim_endpoint_create(d, &b, RSIM_QPT_UD, pdn, eq.eqn);
     ud_ready(d, a.qp.qpn, 0x1234);
     ud_ready(d, b.qp.qpn, 0x1234);
     qsim_ah_cmd(&ah, pdn);
-    memcpy(ah.av.dgid, gid_v4, 16);
-    port_mac(d, ah.av.dmac);
+    memcpy(ah.av.dgid, qsim_pair_gid_v4, 16);
+    qsim_port_mac(d, ah.av.dmac);
     ahn = qsim_create(d, &ah, NULL);
     ma = qsim_mr_alloc(d, pdn, 8192, QSIM_ACC_LW);
     mb = qsim_mr_alloc(d, pdn, 8192, QSIM_ACC_LW);
@@ -828,8 +736,8 @@ static void test_ud_loopback(const char *machine)
     }
     g_assert_cmphex(grh[20], ==, 0x45);                 /* IPv4 header */
     g_assert_cmpuint(grh[29], ==, 17);
-    g_assert(!memcmp(grh + 32, gid_v4 + 12, 4));
-    g_assert(!memcmp(grh + 36, gid_v4 + 12, 4));
+    g_assert(!memcmp(grh + 32, qsim_pair_gid_v4 + 12, 4));
+    g_assert(!memcmp(grh + 36, qsim_pair_gid_v4 + 12, 4));
     qsim_check_pattern(d, mb.addr + 40, 1000, 77);
 
     /* a wrong Q_Key is dropped; the QP's own one (high bit) is not */

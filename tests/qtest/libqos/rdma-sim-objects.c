@@ -794,3 +794,72 @@ void qsim_check_pattern(QSimDev *d, uint64_t addr, size_t len,
         }
     }
 }
+
+/* ---- A pair of connected QPs ---- */
+
+const uint8_t qsim_pair_gid_v4[16] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 168, 7, 1,
+};
+const uint8_t qsim_pair_gid_v6[16] = {
+    0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x42,
+};
+
+void qsim_port_mac(QSimDev *d, uint8_t *mac)
+{
+    struct rsim_query_port_resp port;
+    struct rsim_admin_cmd c;
+
+    QSIM_CMD_INIT(c, RSIM_CMD_QUERY_PORT);
+    qsim_assert_sts(qsim_cmd_exec(d, &c, &port), RSIM_STS_OK);
+    memcpy(mac, port.mac, 6);
+}
+
+char *qsim_faults(const char *props, const char *seed)
+{
+    return g_strdup_printf("%s,fault-seed=%s", props,
+                           getenv("RSIM_QTEST_SEED") ?: seed);
+}
+
+/* qp on path towards QPN dest; the PSNs wrap soon */
+static void pair_connect(QSimDev *d, uint32_t qpn, uint32_t dest,
+                         QSimPath *path)
+{
+    path->dest_qpn = dest;
+    path->rq_psn = 0xfffff0 + dest % 8;
+    path->sq_psn = 0xfffff0 + qpn % 8;
+    qsim_qp_connect(d, qpn, path);
+}
+
+void qsim_pair_start(QSimPair *p, const char *machine,
+                     const QSimPairConf *conf)
+{
+    static const QSimPairConf defaults;
+    const QSimPairConf *c = conf ?: &defaults;
+    const uint8_t *gid = c->ipv6 ? qsim_pair_gid_v6 : qsim_pair_gid_v4;
+    QSimPath path = {
+        .type = c->type ?: RSIM_QPT_RC,
+        .access = QSIM_ACC_ALL,
+        .av.hop_limit = 64,
+        .av.network_type = c->ipv6 ? RSIM_NET_IPV6 : RSIM_NET_IPV4,
+        .path_mtu = c->path_mtu ?: RSIM_MTU_1024,
+        .timeout = c->timeout ?: 10,
+        .retry_cnt = c->retry ?: 7,
+        .rd_atomic = 4,
+        .min_rnr_timer = 1,
+    };
+
+    memset(p, 0, sizeof(*p));
+    p->d = qsim_up(machine, c->props);
+    p->pdn = qsim_pd_alloc(p->d);
+    qsim_gid_add(p->d, 0, gid);
+    qsim_eq_create(p->d, &p->eq, 1, QSIM_PAIR_EQ_DEPTH);
+    qsim_endpoint_create(p->d, &p->a, path.type, p->pdn, p->eq.eqn);
+    qsim_endpoint_create(p->d, &p->b, path.type, p->pdn, p->eq.eqn);
+    memcpy(path.av.dgid, gid, 16);
+    qsim_port_mac(p->d, path.av.dmac);
+    pair_connect(p->d, p->a.qp.qpn, p->b.qp.qpn, &path);
+    path.access = c->b_access ?: QSIM_ACC_ALL;
+    pair_connect(p->d, p->b.qp.qpn, p->a.qp.qpn, &path);
+    p->ma = qsim_mr_alloc(p->d, p->pdn, QSIM_PAIR_BUF_SIZE, QSIM_ACC_ALL);
+    p->mb = qsim_mr_alloc(p->d, p->pdn, QSIM_PAIR_BUF_SIZE, QSIM_ACC_ALL);
+}

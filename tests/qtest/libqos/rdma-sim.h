@@ -468,6 +468,46 @@ void qsim_qp_connect(QSimDev *d, uint32_t qpn, const QSimPath *path);
 /* Post wr to qp's SQ and ring its doorbell (page 0). */
 void qsim_send(QSimDev *d, const QSimQp *qp, const QSimWr *wr);
 
+/* ---- A pair of connected QPs (RC or UC) of one device ---- */
+
+#define QSIM_PAIR_EQ_DEPTH      64
+#define QSIM_PAIR_BUF_SIZE      (256 * 1024)
+
+/* GID 0 of the device: ::ffff:192.168.7.1, or 2001:db8::42 */
+extern const uint8_t qsim_pair_gid_v4[16];
+extern const uint8_t qsim_pair_gid_v6[16];
+
+/* A pair of QPs A and B, connected to each other, with a buffer each */
+typedef struct QSimPair {
+    QSimDev *d;
+    uint32_t pdn;
+    QSimEq eq;
+    QSimEndpoint a, b;
+    QSimMr ma, mb;
+} QSimPair;
+
+/*
+ * How a pair differs from RC over IPv4 with path MTU 1024, B granting
+ * all access, a local ACK timeout of 10 (4.096 us << 10) and 7 retries
+ */
+typedef struct QSimPairConf {
+    const char *props;          /* more -device properties */
+    uint8_t type;               /* 0: RSIM_QPT_RC */
+    bool ipv6;                  /* a global GID: frames with IPv6 headers */
+    uint8_t path_mtu;
+    uint32_t b_access;
+    uint8_t timeout;
+    uint8_t retry;
+} QSimPairConf;
+
+/* Bring a device up with a connected pair (conf NULL: the defaults) */
+void qsim_pair_start(QSimPair *p, const char *machine,
+                     const QSimPairConf *conf);
+/* The port's MAC: loopback traffic is addressed to it */
+void qsim_port_mac(QSimDev *d, uint8_t *mac);
+/* Fault injection props (in ppm) with RSIM_QTEST_SEED, else this seed */
+char *qsim_faults(const char *props, const char *seed);
+
 /* Byte i of the test pattern with this seed */
 uint8_t qsim_pattern_byte(uint8_t seed, size_t i);
 void qsim_fill_pattern(QSimDev *d, uint64_t addr, size_t len, uint8_t seed);
