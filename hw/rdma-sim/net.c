@@ -234,7 +234,20 @@ static ssize_t rdma_sim_receive(NetClientState *nc, const uint8_t *buf,
     if (!rdma_sim_ready(s)) {
         return size;
     }
+    if (s->busy) {
+        /* sent to us while we send: received after the current packet */
+        rdma_sim_transport_defer(s, buf, size);
+        return size;
+    }
     s->busy++;
+    rdma_sim_net_rx_frame(s, buf, size);
+    s->busy--;
+    return size;
+}
+
+/* A frame from the network, to the transport or the Ethernet RX ring. */
+void rdma_sim_net_rx_frame(RdmaSimState *s, const uint8_t *buf, size_t size)
+{
     s->stats[RSIM_STAT_RX_FRAMES]++;
     s->stats[RSIM_STAT_RX_BYTES] += size;
     if (size < ETH_HLEN || !rdma_sim_mac_accepts(s, buf)) {
@@ -242,13 +255,16 @@ static ssize_t rdma_sim_receive(NetClientState *nc, const uint8_t *buf,
     } else if (!rdma_sim_transport_rx(s, buf, size)) {
         rdma_sim_eth_receive(s, buf, size);
     }
-    s->busy--;
-    return size;
 }
 
+/* A backend link event: the port event DMA is the device's own work. */
 static void rdma_sim_link_status_changed(NetClientState *nc)
 {
-    rdma_sim_port_update(qemu_get_nic_opaque(nc), false);
+    RdmaSimState *s = qemu_get_nic_opaque(nc);
+
+    s->busy++;
+    rdma_sim_port_update(s, false);
+    s->busy--;
 }
 
 static NetClientInfo rdma_sim_net_info = {

@@ -21,6 +21,34 @@
 #include "transport.h"
 #include "trace.h"
 
+/*
+ * At most RDMA_SIM_LOG_PER_SEC guest errors a second reach the log (each
+ * still fires its trace event and counts); the rest are counted in
+ * log_suppressed and summed up in the next second's first line.
+ */
+static bool rdma_sim_log_allowed(RdmaSimState *s)
+{
+    int64_t sec = qemu_clock_get_ms(QEMU_CLOCK_REALTIME) / 1000;
+
+    if (sec != s->log_sec) {
+        if (s->log_suppressed) {
+            qemu_log_mask(LOG_GUEST_ERROR, "rdma-sim: %u more guest errors "
+                          "not logged (see the rdma_sim_guest_error trace "
+                          "event)\n", s->log_suppressed);
+        }
+        s->log_sec = sec;
+        s->log_count = 0;
+        s->log_suppressed = 0;
+    }
+    if (s->log_count < RDMA_SIM_LOG_PER_SEC) {
+        s->log_count++;
+        return true;
+    }
+    s->log_suppressed++;
+    s->stats[RSIM_STAT_LOG_SUPPRESSED]++;
+    return false;
+}
+
 void rdma_sim_guest_error(RdmaSimState *s, const char *what, const char *fmt,
                           ...)
 {
@@ -32,7 +60,14 @@ void rdma_sim_guest_error(RdmaSimState *s, const char *what, const char *fmt,
     va_end(ap);
     s->stats[RSIM_STAT_GUEST_ERRORS]++;
     trace_rdma_sim_guest_error(what, msg);
-    qemu_log_mask(LOG_GUEST_ERROR, "rdma-sim: %s: %s\n", what, msg);
+    if (rdma_sim_log_allowed(s)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "rdma-sim: %s: %s\n", what, msg);
+    }
+}
+
+bool rdma_sim_stopped(RdmaSimState *s)
+{
+    return FIELD_EX32(s->dev_status, RSIM_DEV_STATUS, FATAL);
 }
 
 bool rdma_sim_ready(RdmaSimState *s)
@@ -58,6 +93,9 @@ void rdma_sim_set_fatal(RdmaSimState *s, enum rsim_fatal_reason reason)
     s->dev_status = FIELD_DP32(s->dev_status, RSIM_DEV_STATUS, FATAL_REASON,
                                reason);
     s->dev_status = FIELD_DP32(s->dev_status, RSIM_DEV_STATUS, READY, 0);
+    /* Stopped until reset: no more commands, traffic, timers or DMA. */
+    qemu_bh_cancel(s->admin_bh);
+    rdma_sim_transport_stop(s);
 }
 
 void rdma_sim_msix_notify(RdmaSimState *s, unsigned vector)
@@ -75,7 +113,7 @@ MemTxResult rdma_sim_dma_read(RdmaSimState *s, dma_addr_t addr, void *buf,
 {
     MemTxResult r;
 
-    if (len && addr + len - 1 < addr) {
+    if ((len && addr + len - 1 < addr) || rdma_sim_stopped(s)) {
         return MEMTX_DECODE_ERROR;
     }
     r = pci_dma_read(PCI_DEVICE(s), addr, buf, len);
@@ -90,7 +128,7 @@ MemTxResult rdma_sim_dma_write(RdmaSimState *s, dma_addr_t addr,
 {
     MemTxResult r;
 
-    if (len && addr + len - 1 < addr) {
+    if ((len && addr + len - 1 < addr) || rdma_sim_stopped(s)) {
         return MEMTX_DECODE_ERROR;
     }
     r = pci_dma_write(PCI_DEVICE(s), addr, buf, len);

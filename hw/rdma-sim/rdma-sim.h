@@ -37,6 +37,16 @@ OBJECT_DECLARE_SIMPLE_TYPE(RdmaSimState, RDMA_SIM)
 #define RDMA_SIM_MAX_MSIX       32
 #define RDMA_SIM_MAX_SGE        64
 #define RDMA_SIM_MAX_INLINE     4096
+/*
+ * Frames the device receives from itself (to one of its own GIDs), queued
+ * for its bottom half: senders stop while half of this waits, a frame
+ * beyond it is dropped, as a full socket buffer drops it.
+ */
+#define RDMA_SIM_LOOP_MAX       512
+/* Frames delivered while the device was sending, kept for its bottom half */
+#define RDMA_SIM_RX_DEFER_MAX   256
+/* Guest errors logged per second; the trace event sees every one */
+#define RDMA_SIM_LOG_PER_SEC    20
 #define RDMA_SIM_MAX_DB_PAGES   1024
 #define RDMA_SIM_MAX_ELEM_SIZE  8192
 #define RDMA_SIM_MAX_EQ_DEPTH   4096
@@ -286,6 +296,7 @@ struct RdmaSimState {
     QEMUBH *xport_bh;
     QTAILQ_HEAD(, RdmaSimQp) work;      /* QPs with requester work */
     GQueue loop_frames;                 /* looped-back frames to receive */
+    GQueue rx_deferred;                 /* frames that came while busy */
     GByteArray *held_frame;             /* a frame held back to reorder */
     bool held_loop;                     /* ... addressed to this device */
     uint64_t fault_rng;
@@ -298,6 +309,11 @@ struct RdmaSimState {
     QTAILQ_HEAD(, RdmaSimQp) tx_blocked; /* QPs waiting for it */
 
     uint64_t stats[RSIM_STAT_COUNT];
+
+    /* rate limit of the guest error log (rdma-sim.c) */
+    int64_t log_sec;
+    uint32_t log_count;
+    uint32_t log_suppressed;
 };
 
 /*
@@ -309,6 +325,8 @@ void rdma_sim_guest_error(RdmaSimState *s, const char *what, const char *fmt,
 
 /* rdma-sim.c */
 bool rdma_sim_ready(RdmaSimState *s);
+/* FATAL: stopped until reset, no DMA, no traffic, no timers */
+bool rdma_sim_stopped(RdmaSimState *s);
 void rdma_sim_set_fatal(RdmaSimState *s, enum rsim_fatal_reason reason);
 void rdma_sim_msix_notify(RdmaSimState *s, unsigned vector);
 MemTxResult rdma_sim_dma_read(RdmaSimState *s, dma_addr_t addr, void *buf,
@@ -401,6 +419,7 @@ void rdma_sim_eth_tx_doorbell(RdmaSimState *s, uint32_t val);
 void rdma_sim_eth_rx_doorbell(RdmaSimState *s, uint32_t val);
 void rdma_sim_port_update(RdmaSimState *s, bool announce);
 void rdma_sim_net_transmit(RdmaSimState *s, const uint8_t *frame, size_t len);
+void rdma_sim_net_rx_frame(RdmaSimState *s, const uint8_t *buf, size_t size);
 uint8_t rdma_sim_active_mtu(uint32_t eth_mtu);
 
 #endif /* HW_RDMA_SIM_H */

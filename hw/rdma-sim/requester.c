@@ -449,13 +449,14 @@ static void rdma_sim_req_next(RdmaSimXport *x, RdmaSimQp *qp)
  * Send what the window allows, at most *budget packets.  WQEs that finish
  * here (local operations, datagrams, UC, failures) are left for the
  * completer, which runs after the requester.  Returns true when the QP
- * still has packets it could send now (it gets another turn).
+ * still has packets it could send now, or waits for room in the device's
+ * loopback queue: it gets another turn.
  */
 bool rdma_sim_req_run(RdmaSimState *s, RdmaSimQp *qp, unsigned *budget)
 {
     RdmaSimXport *x = qp->x;
     uint32_t prod;
-    bool sent = false;
+    bool sent = false, blocked = false;
 
     if ((qp->state != RSIM_QPS_RTS && qp->state != RSIM_QPS_SQD) ||
         x->rnr_wait || x->req_error) {
@@ -469,6 +470,10 @@ bool rdma_sim_req_run(RdmaSimState *s, RdmaSimQp *qp, unsigned *budget)
     while (*budget) {
         RdmaSimWqe *w;
 
+        if (!rdma_sim_xmit_room(s)) {
+            blocked = true;
+            break;
+        }
         if (x->req_idx == x->fetched) {
             /* a new WQE: room in the private window, and not draining */
             if (x->fetched == prod || qp->state == RSIM_QPS_SQD ||
@@ -549,7 +554,7 @@ bool rdma_sim_req_run(RdmaSimState *s, RdmaSimQp *qp, unsigned *budget)
     if (sent) {
         rdma_sim_retry_timer_update(s, qp);
     }
-    return *budget == 0;
+    return *budget == 0 || blocked;
 }
 
 /*

@@ -327,7 +327,7 @@ bool rdma_sim_resp_run(RdmaSimState *s, RdmaSimQp *qp, unsigned *budget)
                                 x->ack_psn, NULL);
     }
 
-    while (x->rd_count && *budget) {
+    while (x->rd_count && *budget && rdma_sim_xmit_room(s)) {
         RdmaSimResource *res = &x->res[x->rd_fifo[x->rd_head]];
 
         if (!res->pending || res->next_pkt >= res->npkts ||

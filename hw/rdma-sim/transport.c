@@ -37,16 +37,63 @@ static bool rdma_sim_is_own_gid(RdmaSimState *s, const uint8_t *gid)
     return false;
 }
 
+/*
+ * Queue a copy of a frame for the bottom half to receive, if q holds fewer
+ * than max frames.
+ */
+static bool rdma_sim_frame_queue(RdmaSimState *s, GQueue *q, unsigned max,
+                                 const uint8_t *data, size_t len)
+{
+    if (g_queue_get_length(q) >= max) {
+        return false;
+    }
+    g_queue_push_tail(q, g_byte_array_append(g_byte_array_sized_new(len),
+                                             data, len));
+    qemu_bh_schedule(s->xport_bh);
+    return true;
+}
+
+/*
+ * May the requester and the READ responder send now?  Not while the
+ * frames the device sent to itself fill half its loopback queue: they get
+ * another turn once the bottom half has received some.  (Frames to the
+ * network are never held here: the netdev has its own queue.)
+ */
+bool rdma_sim_xmit_room(RdmaSimState *s)
+{
+    return g_queue_get_length(&s->loop_frames) < RDMA_SIM_LOOP_MAX / 2;
+}
+
+/*
+ * A frame the NIC delivered while the device itself was busy (a hub or a
+ * filter hands frames over synchronously, in the middle of a packet the
+ * device sends): received later by the bottom half, never re-entrantly.
+ */
+void rdma_sim_transport_defer(RdmaSimState *s, const uint8_t *frame,
+                              size_t len)
+{
+    if (rdma_sim_frame_queue(s, &s->rx_deferred, RDMA_SIM_RX_DEFER_MAX,
+                             frame, len)) {
+        s->stats[RSIM_STAT_RX_DEFERRED]++;
+    } else {
+        s->stats[RSIM_STAT_RX_DROP_BUSY]++;
+    }
+}
+
 static void rdma_sim_deliver(RdmaSimState *s, const uint8_t *data, size_t len,
                              bool loop)
 {
     s->stats[RSIM_STAT_TX_ROCE_PKTS]++;
     if (loop) {
         s->stats[RSIM_STAT_LOOPBACK_PKTS]++;
-        g_queue_push_tail(&s->loop_frames,
-                          g_byte_array_append(g_byte_array_sized_new(len),
-                                              data, len));
-        qemu_bh_schedule(s->xport_bh);
+        if (!rdma_sim_frame_queue(s, &s->loop_frames, RDMA_SIM_LOOP_MAX,
+                                  data, len)) {
+            s->stats[RSIM_STAT_LOOPBACK_DROPS]++;
+            return;
+        }
+        s->stats[RSIM_STAT_LOOPBACK_PEAK] =
+            MAX(s->stats[RSIM_STAT_LOOPBACK_PEAK],
+                g_queue_get_length(&s->loop_frames));
     } else {
         rdma_sim_net_transmit(s, data, len);
     }
@@ -127,7 +174,7 @@ void rdma_sim_xmit(RdmaSimState *s, RoceFrame *f)
 
 void rdma_sim_qp_schedule(RdmaSimState *s, RdmaSimQp *qp)
 {
-    if (!qp->x || qp->on_work_list) {
+    if (!qp->x || qp->on_work_list || rdma_sim_stopped(s)) {
         return;
     }
     qp->on_work_list = true;
@@ -191,17 +238,25 @@ static void rdma_sim_xport_bh(void *opaque)
     unsigned budget = RDMA_SIM_LOOP_BUDGET;
     GByteArray *frame;
 
+    if (rdma_sim_stopped(s)) {
+        return;
+    }
     s->busy++;
     for (unsigned round = 0; round < RDMA_SIM_ROUNDS; round++) {
         unsigned n = 0;
         RdmaSimQp *qp;
 
+        while (budget && (frame = g_queue_pop_head(&s->rx_deferred))) {
+            rdma_sim_net_rx_frame(s, frame->data, frame->len);
+            g_byte_array_unref(frame);
+            budget--;
+        }
         while (budget && (frame = g_queue_pop_head(&s->loop_frames))) {
             rdma_sim_rx_frame(s, frame->data, frame->len);
             g_byte_array_unref(frame);
             budget--;
         }
-        if (QTAILQ_EMPTY(&s->work)) {
+        if (QTAILQ_EMPTY(&s->work) || !rdma_sim_xmit_room(s)) {
             break;
         }
         /* one turn for each QP waiting now; those with more go again */
@@ -216,7 +271,8 @@ static void rdma_sim_xport_bh(void *opaque)
             }
         }
     }
-    if (!QTAILQ_EMPTY(&s->work) || !g_queue_is_empty(&s->loop_frames)) {
+    if (!QTAILQ_EMPTY(&s->work) || !g_queue_is_empty(&s->loop_frames) ||
+        !g_queue_is_empty(&s->rx_deferred)) {
         qemu_bh_schedule(s->xport_bh);
     } else if (s->held_frame) {
         /* nothing followed the held frame: let it go now */
@@ -250,6 +306,9 @@ static void rdma_sim_retry_timer_cb(void *opaque)
     RdmaSimQp *qp = opaque;
     RdmaSimState *s = qp->x->dev;
 
+    if (rdma_sim_stopped(s)) {
+        return;
+    }
     s->busy++;
     rdma_sim_comp_timeout(s, qp);
     rdma_sim_xport_go_back(s, qp);
@@ -262,6 +321,9 @@ static void rdma_sim_rnr_timer_cb(void *opaque)
     RdmaSimQp *qp = opaque;
     RdmaSimState *s = qp->x->dev;
 
+    if (rdma_sim_stopped(s)) {
+        return;
+    }
     s->busy++;
     rdma_sim_comp_rnr_expired(s, qp);
     rdma_sim_xport_go_back(s, qp);
@@ -281,7 +343,8 @@ static void rdma_sim_probe_timer_cb(void *opaque)
     uint32_t psn;
     bool sent = false;
 
-    if ((qp->state != RSIM_QPS_RTS && qp->state != RSIM_QPS_SQD) ||
+    if (rdma_sim_stopped(s) ||
+        (qp->state != RSIM_QPS_RTS && qp->state != RSIM_QPS_SQD) ||
         x->rnr_wait || x->cq_stalled || x->req_error ||
         !rdma_sim_xport_outstanding(qp)) {
         return;
@@ -544,17 +607,18 @@ void rdma_sim_transport_init(RdmaSimState *s)
 {
     QTAILQ_INIT(&s->work);
     g_queue_init(&s->loop_frames);
+    g_queue_init(&s->rx_deferred);
     rdma_sim_flow_reset(s);
     s->xport_bh = qemu_bh_new_guarded(rdma_sim_xport_bh, s,
                                       &DEVICE(s)->mem_reentrancy_guard);
 }
 
-/* Drop queued frames; every QP is gone by now. */
-void rdma_sim_transport_reset(RdmaSimState *s)
+static void rdma_sim_drop_frames(RdmaSimState *s)
 {
     GByteArray *frame;
 
-    while ((frame = g_queue_pop_head(&s->loop_frames))) {
+    while ((frame = g_queue_pop_head(&s->loop_frames)) ||
+           (frame = g_queue_pop_head(&s->rx_deferred))) {
         g_byte_array_unref(frame);
     }
     if (s->held_frame) {
@@ -562,6 +626,35 @@ void rdma_sim_transport_reset(RdmaSimState *s)
         s->held_frame = NULL;
     }
     qemu_bh_cancel(s->xport_bh);
+}
+
+/*
+ * The device went FATAL: nothing moves until the reset that destroys the
+ * QPs.  Their state stays as it is; their timers, turns and frames go.
+ */
+void rdma_sim_transport_stop(RdmaSimState *s)
+{
+    RdmaSimQp *qp;
+
+    while ((qp = QTAILQ_FIRST(&s->work)) != NULL) {
+        rdma_sim_qp_unschedule(s, qp);
+    }
+    for (uint32_t i = 0; i < s->props.max_qp; i++) {
+        RdmaSimXport *x = s->qps[i] ? s->qps[i]->x : NULL;
+
+        if (x) {
+            timer_del(x->retry_timer);
+            timer_del(x->rnr_timer);
+            timer_del(x->probe_timer);
+        }
+    }
+    rdma_sim_drop_frames(s);
+}
+
+/* Drop queued frames; every QP is gone by now. */
+void rdma_sim_transport_reset(RdmaSimState *s)
+{
+    rdma_sim_drop_frames(s);
     rdma_sim_flow_reset(s);
     s->fault_rng = s->props.fault_seed ? s->props.fault_seed
                                        : 0x9e3779b97f4a7c15ull;

@@ -230,6 +230,7 @@ static inline uint32_t rdma_sim_xport_outstanding(const RdmaSimQp *qp)
 void rdma_sim_transport_init(RdmaSimState *s);
 void rdma_sim_transport_cleanup(RdmaSimState *s);
 void rdma_sim_transport_reset(RdmaSimState *s);
+void rdma_sim_transport_stop(RdmaSimState *s);
 
 /* QP life cycle (qp.c) */
 void rdma_sim_transport_qp_reset(RdmaSimState *s, RdmaSimQp *qp);
@@ -245,8 +246,12 @@ void rdma_sim_transport_sq_kick(RdmaSimState *s, RdmaSimQp *qp);
  */
 bool rdma_sim_transport_rx(RdmaSimState *s, const uint8_t *frame, size_t len);
 
+void rdma_sim_transport_defer(RdmaSimState *s, const uint8_t *frame,
+                              size_t len);
+
 /* Services for the requester, responder, completer, ud.c and flow.c */
 void rdma_sim_xmit(RdmaSimState *s, RoceFrame *f);
+bool rdma_sim_xmit_room(RdmaSimState *s);
 void rdma_sim_qp_schedule(RdmaSimState *s, RdmaSimQp *qp);
 void rdma_sim_retry_timer_update(RdmaSimState *s, RdmaSimQp *qp);
 void rdma_sim_path_from_av(RdmaSimState *s, const struct rsim_av *av,

@@ -459,6 +459,11 @@ struct rsim_query_stats_resp {
     X(GUEST_ERRORS, "guest_errors"),                                       \
     X(LOSS_PROBES, "loss_probes"),                                         \
     X(TX_BUDGET_CUTS, "tx_budget_cuts"),                                   \
+    X(LOG_SUPPRESSED, "log_suppressed"),                                   \
+    X(LOOPBACK_DROPS, "loopback_dropped"),                                 \
+    X(LOOPBACK_PEAK, "loopback_queue_peak"),                               \
+    X(RX_DEFERRED, "rx_deferred"),                                         \
+    X(RX_DROP_BUSY, "rx_drop_busy"),                                       \
     __VA_ARGS__                                                            \
 }
 

@@ -144,7 +144,7 @@ void qsim_ring_set_cons(QSimDev *d, const QSimRing *r, uint32_t val)
 /* ---- Work requests and completions ---- */
 
 /* Put a send WQE into sq (no doorbell). */
-static void post_send(QSimDev *d, const QSimRing *sq, const QSimWr *wr)
+void qsim_post_send(QSimDev *d, const QSimRing *sq, const QSimWr *wr)
 {
     struct rsim_send_wqe w;
     uint32_t prod = qsim_ring_prod(d, sq);
@@ -155,7 +155,8 @@ static void post_send(QSimDev *d, const QSimRing *sq, const QSimWr *wr)
     memset(&w, 0, sizeof(w));
     w.wr_id = cpu_to_le64(wr->wr_id);
     w.opcode = cpu_to_le32(wr->opcode);
-    w.send_flags = cpu_to_le32(wr->flags | RSIM_SEND_SIGNALED);
+    w.send_flags = cpu_to_le32(wr->flags |
+                               (wr->unsignaled ? 0 : RSIM_SEND_SIGNALED));
     w.ex = wr->ex;
     if (wr->opcode == RSIM_WR_ATOMIC_CMP_AND_SWP ||
         wr->opcode == RSIM_WR_ATOMIC_FETCH_AND_ADD) {
@@ -185,7 +186,7 @@ void qsim_post_empty(QSimDev *d, const QSimRing *sq, uint64_t wr_id,
 {
     QSimWr wr = { .wr_id = wr_id, .opcode = opcode };
 
-    post_send(d, sq, &wr);
+    qsim_post_send(d, sq, &wr);
 }
 
 void qsim_post_recv(QSimDev *d, const QSimRing *rq, uint64_t wr_id,
@@ -763,7 +764,7 @@ void qsim_qp_connect(QSimDev *d, uint32_t qpn, const QSimPath *path)
 
 void qsim_send(QSimDev *d, const QSimQp *qp, const QSimWr *wr)
 {
-    post_send(d, &qp->sq, wr);
+    qsim_post_send(d, &qp->sq, wr);
     qsim_sq_doorbell(d, 0, qp->qpn);
 }
 
@@ -852,7 +853,14 @@ void qsim_pair_start(QSimPair *p, const char *machine,
     p->d = qsim_up(machine, c->props);
     p->pdn = qsim_pd_alloc(p->d);
     qsim_gid_add(p->d, 0, gid);
-    qsim_eq_create(p->d, &p->eq, 1, QSIM_PAIR_EQ_DEPTH);
+    if (c->eq_addr) {
+        struct rsim_cmd_create_eq ec;
+
+        qsim_eq_cmd(&ec, 1, c->eq_addr, QSIM_PAIR_EQ_DEPTH);
+        p->eq.eqn = qsim_create(p->d, &ec, NULL);
+    } else {
+        qsim_eq_create(p->d, &p->eq, 1, QSIM_PAIR_EQ_DEPTH);
+    }
     qsim_endpoint_create(p->d, &p->a, path.type, p->pdn, p->eq.eqn);
     qsim_endpoint_create(p->d, &p->b, path.type, p->pdn, p->eq.eqn);
     memcpy(path.av.dgid, gid, 16);

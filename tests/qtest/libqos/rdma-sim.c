@@ -191,6 +191,12 @@ static QSimDev *dev_new(QOSState *qs, int devfn, uint16_t first_cmd_id)
 QSimDev *qsim_start(const char *machine, const char *props,
                     const char *netdev)
 {
+    return qsim_start_args(machine, props, netdev, NULL);
+}
+
+QSimDev *qsim_start_args(const char *machine, const char *props,
+                         const char *netdev, const char *args)
+{
     g_autofree char *dev = g_strdup_printf("rdma-sim,addr=04.0,mac=" QSIM_MAC
                                            "%s%s%s",
                                            netdev ? ",netdev=n0" : "",
@@ -199,8 +205,8 @@ QSimDev *qsim_start(const char *machine, const char *props,
                                   : g_strdup("");
     QOSState *qs;
 
-    qs = qtest_pc_boot("-M %s -nodefaults -device %s %s %s", machine, dev,
-                       net, getenv("RSIM_QTEST_ARGS") ?: "");
+    qs = qtest_pc_boot("-M %s -nodefaults -device %s %s %s %s", machine, dev,
+                       net, args ?: "", getenv("RSIM_QTEST_ARGS") ?: "");
     return dev_new(qs, QSIM_DEVFN, 0x100);
 }
 

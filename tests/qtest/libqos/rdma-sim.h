@@ -110,6 +110,9 @@ typedef struct QSimDev {
  */
 QSimDev *qsim_start(const char *machine, const char *props,
                     const char *netdev);
+/* ... and more QEMU arguments (e.g. "-d guest_errors -D FILE") */
+QSimDev *qsim_start_args(const char *machine, const char *props,
+                         const char *netdev, const char *args);
 /*
  * ... with the port on a stream socket netdev whose other end is d->sock
  * (frames carry a 4-byte big-endian length)
@@ -261,7 +264,8 @@ void qsim_ring_set_cons(QSimDev *d, const QSimRing *r, uint32_t val);
 typedef struct QSimWr {
     uint64_t wr_id;
     uint32_t opcode;
-    uint32_t flags;             /* RSIM_SEND_SIGNALED is always added */
+    uint32_t flags;             /* RSIM_SEND_SIGNALED is added ... */
+    bool unsignaled;            /* ... unless this is set */
     uint32_t ex;
     uint64_t remote_addr;
     uint32_t rkey;
@@ -274,6 +278,8 @@ typedef struct QSimWr {
     struct rsim_sge sge[4];     /* ATOMIC_WRITE: its 8 bytes in sge[0] */
 } QSimWr;
 
+/* Put a send WQE into sq (no doorbell) */
+void qsim_post_send(QSimDev *d, const QSimRing *sq, const QSimWr *wr);
 /* Put a send WQE without data into sq (no doorbell): to flush or refuse */
 void qsim_post_empty(QSimDev *d, const QSimRing *sq, uint64_t wr_id,
                      uint32_t opcode);
@@ -498,6 +504,7 @@ typedef struct QSimPairConf {
     uint32_t b_access;
     uint8_t timeout;
     uint8_t retry;
+    uint64_t eq_addr;           /* the EQ's ring (0: allocated) */
 } QSimPairConf;
 
 /* Bring a device up with a connected pair (conf NULL: the defaults) */

@@ -1,0 +1,353 @@
+/*
+ * QTest testcase for the rdma-sim RDMA NIC: the bounds of what a guest or
+ * a peer can make the device spend, FATAL as a full stop, and re-entrant
+ * delivery.  Each test tries to go past a bound and checks that the device
+ * holds it.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "libqos/rdma-sim.h"
+
+/* The device's bounds, as the datasheet states them */
+#define LOOP_MAX            512
+#define LOG_PER_SEC         20
+
+/* The QEMU of this test: our child (libqtest execs it from a fork) */
+static pid_t qemu_pid(void)
+{
+    g_autoptr(GDir) dir = g_dir_open("/proc", 0, NULL);
+    const char *name;
+
+    g_assert_nonnull(dir);
+    while ((name = g_dir_read_name(dir))) {
+        g_autofree char *path = g_strdup_printf("/proc/%s/stat", name);
+        g_autofree char *stat = NULL;
+        const char *end;
+        int ppid;
+
+        if (!g_ascii_isdigit(name[0]) ||
+            !g_file_get_contents(path, &stat, NULL, NULL) ||
+            !strstr(stat, "(qemu-system")) {
+            continue;
+        }
+        end = strrchr(stat, ')');
+        if (sscanf(end + 1, " %*c %d", &ppid) == 1 && ppid == getpid()) {
+            return atoi(name);
+        }
+    }
+    g_assert_not_reached();
+}
+
+/* QEMU's resident memory, from /proc */
+static uint64_t qemu_rss_kib(void)
+{
+    g_autofree char *path = g_strdup_printf("/proc/%d/status", qemu_pid());
+    g_autofree char *text = NULL;
+    const char *line;
+
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    line = strstr(text, "VmRSS:");
+    g_assert_nonnull(line);
+    return g_ascii_strtoull(line + strlen("VmRSS:"), NULL, 10);
+}
+
+/*
+ * A UD QP floods its own GID with 4 KiB datagrams, unsignaled, as any
+ * unprivileged guest process can through the stock provider.  The frames
+ * wait in the device's loopback queue: it never holds more than LOOP_MAX,
+ * the senders wait for room instead of losing frames, and QEMU's memory
+ * stays flat.
+ */
+static void test_loopback_flood(const char *machine)
+{
+    enum { LOG2_DEPTH = 12, ROUNDS = 3, LEN = 4096 };
+    QSimDev *d = qsim_up(machine, NULL);
+    struct rsim_cmd_create_qp qc;
+    struct rsim_cmd_create_ah ah;
+    struct rsim_qp_attr a;
+    uint32_t pdn, cqn, ahn, qpn, sent = 0;
+    uint64_t rss_before;
+    QSimRing cq, sq, rq;
+    QSimEq eq;
+    QSimMr m;
+
+    pdn = qsim_pd_alloc(d);
+    qsim_gid_add(d, 0, qsim_pair_gid_v4);
+    qsim_eq_create(d, &eq, 1, 16);
+    cqn = qsim_cq_create(d, &cq, eq.eqn, RSIM_PBL_LEVEL0, 4);
+    qsim_ring_init(d, &sq, RSIM_PBL_LEVEL0, LOG2_DEPTH, 9);
+    qsim_ring_init(d, &rq, RSIM_PBL_LEVEL0, 1, 6);
+    qsim_qp_cmd(&qc, RSIM_QPT_UD, pdn, cqn, cqn,
+                &(QSimQp){ .sq = sq, .rq = rq });
+    qpn = qsim_create(d, &qc, NULL);
+    qsim_attr_init(&a, RSIM_QPS_INIT, RSIM_QP_STATE | RSIM_QP_PKEY_INDEX |
+                   RSIM_QP_PORT | RSIM_QP_QKEY);
+    a.port_num = 1;
+    a.qkey = cpu_to_le32(0x1234);
+    qsim_qp_modify_ok(d, qpn, &a);
+    qsim_qp_move(d, qpn, RSIM_QPS_RTR);
+    qsim_attr_init(&a, RSIM_QPS_RTS, RSIM_QP_STATE | RSIM_QP_SQ_PSN);
+    qsim_qp_modify_ok(d, qpn, &a);
+    qsim_ah_cmd(&ah, pdn);
+    memcpy(ah.av.dgid, qsim_pair_gid_v4, 16);
+    qsim_port_mac(d, ah.av.dmac);
+    ahn = qsim_create(d, &ah, NULL);
+    m = qsim_mr_alloc(d, pdn, LEN, QSIM_ACC_LW);
+
+    rss_before = qemu_rss_kib();
+    for (int round = 0; round < ROUNDS; round++) {
+        uint32_t n = (1u << LOG2_DEPTH) - 1;
+        QSimWr wr = {
+            .opcode = RSIM_WR_SEND,
+            .unsignaled = true,
+            .ah_num = ahn,
+            .remote_qpn = qpn,
+            .remote_qkey = 0x1234,
+            .nsge = 1,
+        };
+
+        wr.sge[0] = qsim_sge(&m, 0, 1000);
+        for (uint32_t i = 0; i < n; i++) {
+            wr.wr_id = sent + i;
+            qsim_post_send(d, &sq, &wr);
+        }
+        qsim_sq_doorbell(d, 0, qpn);
+        /* the device takes every WQE: nothing is lost on the way */
+        for (int64_t t = 0; qsim_ring_cons(d, &sq) != qsim_ring_prod(d, &sq);
+             t += 1000) {
+            g_assert_cmpint(t, <, QSIM_POLL_US);
+            g_usleep(1000);
+        }
+        sent += n;
+    }
+    qsim_settle(d);
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_LOOPBACK_PKTS), ==, sent);
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_LOOPBACK_DROPS), ==, 0);
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_LOOPBACK_PEAK), >, 0);
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_LOOPBACK_PEAK), <=, LOOP_MAX);
+    /* no receive WQE: every datagram arrived and was dropped */
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_RX_DROP_NO_QP), ==, sent);
+    /* the old unbounded queue took 8.5 KB a frame: 100 MB here */
+    g_assert_cmpuint(qemu_rss_kib(), <, rss_before + 32 * 1024);
+    qsim_cq_expect_empty(d, &cq);
+    qsim_assert_alive(d);
+    qsim_stop(d);
+}
+
+/*
+ * FATAL means stopped.  B's receive completion writes an event into an EQ
+ * with no memory behind it: the device goes FATAL.  A's send completion is
+ * waiting for room in its full CQ meanwhile; after FATAL nothing may write
+ * it, not when room comes and not after any time.
+ */
+static void test_fatal_stops(const char *machine)
+{
+    QSimPair p;
+    QSimWr wr = { .wr_id = 0x77, .opcode = RSIM_WR_SEND, .nsge = 1 };
+    struct rsim_sge sge;
+
+    qsim_pair_start(&p, machine, &(QSimPairConf){
+                        .eq_addr = QSIM_UNMAPPED });
+    sge = qsim_sge(&p.mb, 0, 64);
+    qsim_post_recv(p.d, &p.b.qp.rq, 0x78, &sge);
+    qsim_cq_arm_db(p.d, 0, p.b.rcqn, RSIM_CQ_ARM_NEXT);
+    /* consumer one ahead of the producer: A's send CQ is full */
+    qsim_ring_set_cons(p.d, &p.a.scq, 1);
+    wr.sge[0] = qsim_sge(&p.ma, 0, 64);
+    qsim_send(p.d, &p.a.qp, &wr);
+    for (int64_t t = 0; !(qsim_rd(p.d, A_RSIM_DEV_STATUS) & QSIM_FATAL);
+         t += 1000) {
+        g_assert_cmpint(t, <, QSIM_POLL_US);
+        qtest_clock_step(p.d->qts, 100 * 1000);
+        g_usleep(1000);
+    }
+    g_assert_cmphex(qsim_rd(p.d, A_RSIM_DEV_STATUS), ==,
+                    QSIM_FATAL_STATUS(RSIM_FATAL_EQ_DMA));
+    /* room in A's CQ, and a second of retries and timeouts */
+    qsim_ring_set_cons(p.d, &p.a.scq, 0);
+    for (int i = 0; i < 100; i++) {
+        qtest_clock_step(p.d->qts, 10 * 1000 * 1000);
+    }
+    qsim_settle(p.d);
+    g_assert_cmpuint(qsim_ring_prod(p.d, &p.a.scq), ==, 0);
+    g_assert_cmpuint(qtest_readq(p.d->qts, p.a.scq.base +
+                                 RSIM_QUEUE_DATA_OFFSET), ==, 0);
+    /* a reset brings it back */
+    qsim_bringup(p.d);
+    qsim_assert_alive(p.d);
+    qsim_stop(p.d);
+}
+
+/*
+ * A guest that makes a thousand errors a second gets LOG_PER_SEC lines a
+ * second in the log, not a thousand; the rest are counted.
+ */
+static void test_log_rate(const char *machine)
+{
+    enum { ERRORS = 1000 };
+    g_autofree char *log = g_strdup_printf("%s/rdma-sim-log.XXXXXX",
+                                           g_get_tmp_dir());
+    g_autofree char *args = NULL;
+    g_autofree char *text = NULL;
+    int64_t start, secs;
+    unsigned lines = 0;
+    uint64_t errors;
+    QSimDev *d;
+    int fd = g_mkstemp(log);
+
+    g_assert_cmpint(fd, >=, 0);
+    close(fd);
+    args = g_strdup_printf("-d guest_errors -D %s", log);
+    d = qsim_start_args(machine, NULL, NULL, args);
+    qsim_bringup(d);
+    start = g_get_monotonic_time();
+    for (int i = 0; i < ERRORS; i++) {
+        qsim_wr(d, 0xffc, i);           /* an unassigned register */
+    }
+    secs = (g_get_monotonic_time() - start) / G_USEC_PER_SEC + 1;
+    errors = qsim_stat(d, RSIM_STAT_GUEST_ERRORS);
+    g_assert_cmpuint(errors, >=, ERRORS);
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_LOG_SUPPRESSED), >=,
+                     ERRORS - LOG_PER_SEC * secs);
+    qsim_stop(d);
+    g_assert_true(g_file_get_contents(log, &text, NULL, NULL));
+    for (const char *s = text; (s = strstr(s, "rdma-sim: ")); s++) {
+        lines++;
+    }
+    unlink(log);
+    /* LOG_PER_SEC lines and one "more not logged" line per second */
+    g_assert_cmpuint(lines, >=, LOG_PER_SEC);
+    g_assert_cmpuint(lines, <=, (LOG_PER_SEC + 1) * (secs + 1));
+}
+
+/*
+ * A backend link event posts an async event and signals MSI-X vector 0.
+ * With the vector's message aimed at the device's own DEV_CTRL (RESET),
+ * that write is the device's own DMA: refused, not a reset.
+ */
+static void test_link_reentry(const char *machine)
+{
+    QSimDev *d = qsim_start(machine, NULL, "user,id=n0");
+    QPCIDevice *dev = d->dev;
+    uint64_t target = d->bar0.addr + A_RSIM_DEV_CTRL;
+    uint64_t errors;
+    QDict *resp;
+
+    qsim_bringup(d);
+    qsim_msix_setup(d);
+    qsim_wr(d, A_RSIM_INTR_MASK, R_RSIM_INTR_MASK_ADMIN_MASK);
+    qpci_io_writel(dev, dev->msix_table_bar,
+                   dev->msix_table_off + PCI_MSIX_ENTRY_LOWER_ADDR,
+                   (uint32_t)target);
+    qpci_io_writel(dev, dev->msix_table_bar,
+                   dev->msix_table_off + PCI_MSIX_ENTRY_UPPER_ADDR,
+                   target >> 32);
+    qpci_io_writel(dev, dev->msix_table_bar,
+                   dev->msix_table_off + PCI_MSIX_ENTRY_DATA,
+                   R_RSIM_DEV_CTRL_RESET_MASK);
+    errors = qsim_stat(d, RSIM_STAT_GUEST_ERRORS);
+    resp = qtest_qmp(d->qts, "{'execute': 'set_link', 'arguments': "
+                     "{'name': 'n0', 'up': false}}");
+    g_assert_true(qdict_haskey(resp, "return"));
+    qobject_unref(resp);
+    qsim_aeq_expect(d, RSIM_EV_PORT_DOWN, 1);
+    g_assert_cmphex(qsim_rd(d, A_RSIM_DEV_STATUS), ==, QSIM_READY);
+    g_assert_cmphex(qsim_rd(d, A_RSIM_DEV_CTRL), ==,
+                    R_RSIM_DEV_CTRL_ENABLE_MASK);
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_GUEST_ERRORS), ==, errors + 1);
+    qsim_assert_alive(d);
+    qsim_stop(d);
+}
+
+/*
+ * Two devices on one hub: the hub hands a frame to the other device at
+ * once.  B answers A's SEND, which finds no receive WQE, with an RNR NAK
+ * while A is still sending it: A receives the NAK after its packet, never
+ * in the middle, and the SEND completes once B posts a receive.
+ */
+static void test_hub_reentry(const char *machine)
+{
+    static const uint8_t gid_b[16] = {
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 168, 7, 2,
+    };
+    QSimDev *d = qsim_start_args(machine, NULL, "hubport,id=n0,hubid=0",
+                                 "-netdev hubport,id=n1,hubid=0 -device "
+                                 "rdma-sim,addr=05.0,netdev=n1,"
+                                 "mac=52:54:00:12:34:57");
+    QSimDev *e = qsim_attach(d, QPCI_DEVFN(5, 0));
+    QSimWr wr = { .wr_id = 0x99, .opcode = RSIM_WR_SEND, .nsge = 1 };
+    QSimPath path = {
+        .type = RSIM_QPT_RC,
+        .access = QSIM_ACC_ALL,
+        .av.hop_limit = 64,
+        .av.network_type = RSIM_NET_IPV4,
+        .path_mtu = RSIM_MTU_1024,
+        .timeout = 14,
+        .retry_cnt = 7,
+        .rd_atomic = 4,
+        .min_rnr_timer = 1,
+    };
+    QSimEndpoint a, b;
+    struct rsim_sge sge;
+    struct rsim_cqe cqe;
+    QSimEq eqa, eqb;
+    QSimMr ma, mb;
+    uint32_t pda, pdb;
+
+    qsim_bringup(d);
+    qsim_bringup(e);
+    pda = qsim_pd_alloc(d);
+    pdb = qsim_pd_alloc(e);
+    qsim_gid_add(d, 0, qsim_pair_gid_v4);
+    qsim_gid_add(e, 0, gid_b);
+    qsim_eq_create(d, &eqa, 1, 16);
+    qsim_eq_create(e, &eqb, 1, 16);
+    qsim_endpoint_create(d, &a, RSIM_QPT_RC, pda, eqa.eqn);
+    qsim_endpoint_create(e, &b, RSIM_QPT_RC, pdb, eqb.eqn);
+    ma = qsim_mr_alloc(d, pda, 4096, QSIM_ACC_ALL);
+    mb = qsim_mr_alloc(e, pdb, 4096, QSIM_ACC_ALL);
+    memcpy(path.av.dgid, gid_b, 16);
+    qsim_port_mac(e, path.av.dmac);
+    path.dest_qpn = b.qp.qpn;
+    qsim_qp_connect(d, a.qp.qpn, &path);
+    memcpy(path.av.dgid, qsim_pair_gid_v4, 16);
+    qsim_port_mac(d, path.av.dmac);
+    path.dest_qpn = a.qp.qpn;
+    qsim_qp_connect(e, b.qp.qpn, &path);
+
+    qsim_fill_pattern(d, ma.addr, 512, 9);
+    wr.sge[0] = qsim_sge(&ma, 0, 512);
+    qsim_send(d, &a.qp, &wr);
+    qsim_settle(d);
+    g_assert_cmpuint(qsim_stat(e, RSIM_STAT_RNR_NAK_SENT), >=, 1);
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_RX_DEFERRED), >=, 1);
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_RX_DROP_BUSY), ==, 0);
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_RNR_NAK_RCVD), >=, 1);
+    sge = qsim_sge(&mb, 0, 512);
+    qsim_post_recv(e, &b.qp.rq, 0x9a, &sge);
+    qsim_cq_expect(d, &a.scq, 0x99, RSIM_WC_SUCCESS, RSIM_WC_SEND, 512,
+                   a.qp.qpn);
+    qsim_cq_poll(e, &b.rcq, &cqe);
+    qsim_cqe_check(&cqe, 0x9a, RSIM_WC_SUCCESS, RSIM_WC_RECV, 512,
+                   b.qp.qpn);
+    qsim_check_pattern(e, mb.addr, 512, 9);
+    qsim_assert_alive(d);
+    qsim_assert_alive(e);
+    qsim_detach(e);
+    qsim_stop(d);
+}
+
+static const QSimTest tests[] = {
+    { "bounds/loopback-flood", test_loopback_flood, QSIM_ONCE },
+    { "bounds/fatal-stops", test_fatal_stops, QSIM_ONCE },
+    { "bounds/log-rate", test_log_rate, QSIM_ONCE },
+    { "bounds/link-reentry", test_link_reentry, QSIM_ONCE },
+    { "bounds/hub-reentry", test_hub_reentry, QSIM_ONCE },
+};
+
+int main(int argc, char **argv)
+{
+    return qsim_main(argc, argv, tests, ARRAY_SIZE(tests));
+}
