@@ -161,7 +161,7 @@ static void rdma_sim_req_fetch(RdmaSimState *s, RdmaSimQp *qp, uint32_t idx,
             }
         }
     }
-    if (total > (1u << 31)) {
+    if (total > RDMA_SIM_MAX_MSG) {
         w->status = RSIM_WC_LOC_LEN_ERR;
         goto bad;
     }

@@ -386,27 +386,40 @@ static void rdma_sim_resp_read_cancel_after(RdmaSimXport *x, uint32_t psn)
     }
 }
 
-static RdmaSimResource *rdma_sim_resp_new_resource(RdmaSimXport *x)
+/*
+ * The responder resource the next READ or atomic gets, or NULL when all of
+ * them (max_dest_rd_atomic) still have READ responses to send.  Nothing
+ * changes until rdma_sim_resp_take() takes it.
+ */
+static RdmaSimResource *rdma_sim_resp_free_resource(RdmaSimXport *x)
 {
     RdmaSimResource *res = &x->res[x->res_next];
 
-    if (res->pending) {
-        return NULL;            /* more READs than responder resources */
-    }
+    return res->pending ? NULL : res;
+}
+
+static void rdma_sim_resp_take(RdmaSimXport *x, RdmaSimResource *res,
+                               const RocePkt *pkt, uint32_t npkts)
+{
     x->res_next = (x->res_next + 1) % x->nres;
     memset(res, 0, sizeof(*res));
     res->valid = true;
-    return res;
+    res->first_psn = pkt->psn;
+    res->npkts = npkts;
+    x->epsn = roce_psn_add(x->epsn, npkts);
+    x->msn = (x->msn + 1) & 0xffffff;
 }
 
 static void rdma_sim_resp_read(RdmaSimState *s, RdmaSimQp *qp,
                                const RocePkt *pkt)
 {
     RdmaSimXport *x = qp->x;
-    RdmaSimResource *res;
+    RdmaSimResource *res = rdma_sim_resp_free_resource(x);
     RdmaSimMr *mr;
 
-    if (!qp->max_dest_rd_atomic) {
+    /* IBTA: a message is at most 2^31 bytes, and needs a resource */
+    if (!qp->max_dest_rd_atomic || !res ||
+        pkt->dma_len > RDMA_SIM_MAX_MSG) {
         rdma_sim_resp_fatal(s, qp, pkt, ROCE_NAK_INVALID_REQ, 0);
         return;
     }
@@ -416,37 +429,60 @@ static void rdma_sim_resp_read(RdmaSimState *s, RdmaSimQp *qp,
         rdma_sim_resp_access_error(s, qp, pkt);
         return;
     }
-    res = rdma_sim_resp_new_resource(x);
-    if (!res) {
-        rdma_sim_resp_fatal(s, qp, pkt, ROCE_NAK_INVALID_REQ, 0);
-        return;
-    }
-    res->first_psn = pkt->psn;
-    res->npkts = MAX(1, DIV_ROUND_UP(pkt->dma_len, x->mtu));
+    rdma_sim_resp_take(x, res, pkt,
+                       MAX(1, DIV_ROUND_UP(pkt->dma_len, x->mtu)));
     res->va = pkt->va;
     res->rkey = pkt->rkey;
     res->length = pkt->dma_len;
-    x->epsn = roce_psn_add(x->epsn, res->npkts);
-    x->msn = (x->msn + 1) & 0xffffff;
     rdma_sim_resp_read_start(s, qp, res, 0);
+}
+
+/*
+ * The 8 bytes an atomic works on: checked and translated, 8-byte aligned
+ * in guest memory as well as in the MR, so one access reads them and one
+ * writes them.  Returns a NAK syndrome, or 0.
+ */
+static uint8_t rdma_sim_resp_atomic_target(RdmaSimState *s, RdmaSimQp *qp,
+                                           const RocePkt *pkt, dma_addr_t *pa)
+{
+    RdmaSimSeg seg;
+    RdmaSimMr *mr;
+
+    if (pkt->va & 7) {
+        return ROCE_NAK_INVALID_REQ;
+    }
+    if (rdma_sim_mr_check(s, pkt->rkey, qp->pdn, RSIM_ACCESS_REMOTE_ATOMIC,
+                          pkt->va, 8, &mr) != RSIM_STS_OK ||
+        rdma_sim_mr_map(s, mr, pkt->va, 8, &seg) != RSIM_STS_OK) {
+        return ROCE_NAK_REM_ACCESS;
+    }
+    if (seg.len < 8 || (seg.addr & 7)) {
+        return ROCE_NAK_INVALID_REQ;    /* split over two pages */
+    }
+    *pa = seg.addr;
+    return 0;
 }
 
 static void rdma_sim_resp_atomic(RdmaSimState *s, RdmaSimQp *qp,
                                  const RocePkt *pkt)
 {
     RdmaSimXport *x = qp->x;
-    RdmaSimResource *res;
+    RdmaSimResource *res = rdma_sim_resp_free_resource(x);
     uint64_t le, orig, val;
-    RdmaSimMr *mr;
+    uint8_t nak = 0;
+    dma_addr_t pa;
 
-    if (!qp->max_dest_rd_atomic || (pkt->va & 7)) {
-        rdma_sim_resp_fatal(s, qp, pkt, ROCE_NAK_INVALID_REQ, 0);
+    /* Everything is checked before memory changes. */
+    if (!qp->max_dest_rd_atomic || !res) {
+        nak = ROCE_NAK_INVALID_REQ;
+    } else {
+        nak = rdma_sim_resp_atomic_target(s, qp, pkt, &pa);
+    }
+    if (nak == ROCE_NAK_INVALID_REQ) {
+        rdma_sim_resp_fatal(s, qp, pkt, nak, 0);
         return;
     }
-    if (rdma_sim_mr_check(s, pkt->rkey, qp->pdn, RSIM_ACCESS_REMOTE_ATOMIC,
-                          pkt->va, 8, &mr) != RSIM_STS_OK ||
-        rdma_sim_mr_dma(s, pkt->rkey, qp->pdn, RSIM_ACCESS_REMOTE_ATOMIC,
-                        pkt->va, &le, 8, DMA_DIRECTION_TO_DEVICE)) {
+    if (nak || rdma_sim_dma_read(s, pa, &le, 8) != MEMTX_OK) {
         rdma_sim_resp_access_error(s, qp, pkt);
         return;
     }
@@ -461,25 +497,16 @@ static void rdma_sim_resp_atomic(RdmaSimState *s, RdmaSimQp *qp,
         val = orig + pkt->swap_add;
     }
     le = cpu_to_le64(val);
-    if (rdma_sim_mr_dma(s, pkt->rkey, qp->pdn, RSIM_ACCESS_REMOTE_ATOMIC,
-                        pkt->va, &le, 8, DMA_DIRECTION_FROM_DEVICE)) {
+    if (rdma_sim_dma_write(s, pa, &le, 8) != MEMTX_OK) {
         rdma_sim_resp_access_error(s, qp, pkt);
         return;
     }
-    res = rdma_sim_resp_new_resource(x);
-    if (!res) {
-        rdma_sim_resp_fatal(s, qp, pkt, ROCE_NAK_INVALID_REQ, 0);
-        return;
-    }
+    rdma_sim_resp_take(x, res, pkt, 1);
     res->atomic = true;
-    res->first_psn = pkt->psn;
-    res->npkts = 1;
     res->orig = orig;
-    x->epsn = roce_psn_add(x->epsn, 1);
-    x->msn = (x->msn + 1) & 0xffffff;
     rdma_sim_resp_send_aeth(s, qp, ROCE_RC_ATOMIC_ACK,
-                            ROCE_AETH_ACK | ROCE_AETH_CREDITS_INVALID, pkt->psn,
-                            &res->orig);
+                            ROCE_AETH_ACK | ROCE_AETH_CREDITS_INVALID,
+                            pkt->psn, &res->orig);
 }
 
 /* A request with a PSN the responder has already executed. */
@@ -636,6 +663,23 @@ void rdma_sim_resp_error(RdmaSimState *s, RdmaSimQp *qp)
         x->msg = RDMA_SIM_RESP_IDLE;
         rdma_sim_resp_read_cancel(x);
     }
+}
+
+/*
+ * The QP grants its peer n READ/atomic requests in flight (its
+ * max_dest_rd_atomic): n responder resources.  Those it had are forgotten
+ * with the responses still to send (SQD to SQD: the peer asks again).
+ */
+void rdma_sim_resp_resources(RdmaSimXport *x, uint32_t n)
+{
+    g_free(x->res);
+    g_free(x->rd_fifo);
+    x->nres = n;
+    x->res = g_new0(RdmaSimResource, n);
+    x->rd_fifo = g_new0(uint32_t, n);
+    x->res_next = 0;
+    x->rd_head = 0;
+    x->rd_count = 0;
 }
 
 void rdma_sim_resp_clear(RdmaSimXport *x)

@@ -198,16 +198,20 @@ static void rdma_sim_qp_unschedule(RdmaSimState *s, RdmaSimQp *qp)
  */
 static bool rdma_sim_qp_turn(RdmaSimState *s, RdmaSimQp *qp)
 {
-    unsigned budget = RDMA_SIM_BURST;
+    unsigned resp = RDMA_SIM_BURST / 2, req;
     bool more;
 
     if (!qp->x || qp->state == RSIM_QPS_ERR) {
         return false;
     }
-    if (rdma_sim_resp_run(s, qp, &budget)) {
-        return true;
-    }
-    more = rdma_sim_req_run(s, qp, &budget);
+    /*
+     * The responder's READ responses and the requester's own packets
+     * share the turn: half each, and what one leaves to the other.
+     */
+    rdma_sim_resp_run(s, qp, &resp);
+    req = RDMA_SIM_BURST / 2 + resp;
+    more = rdma_sim_req_run(s, qp, &req);
+    more = rdma_sim_resp_run(s, qp, &req) || more;
     rdma_sim_comp_run(s, qp);
     return more;
 }
@@ -401,9 +405,6 @@ static RdmaSimXport *rdma_sim_xport_new(RdmaSimState *s, RdmaSimQp *qp)
     x->slots = g_malloc0((size_t)x->nslots * x->slot_size);
     x->rwqe_sge = g_new0(RdmaSimSgl, MAX(qp->max_recv_sge,
                                          srq ? srq->max_sge : 0) + 1);
-    x->nres = MAX(1, s->props.max_rd_atom);
-    x->res = g_new0(RdmaSimResource, x->nres);
-    x->rd_fifo = g_new0(uint32_t, x->nres);
     x->retry_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rdma_sim_retry_timer_cb,
                                   qp);
     x->rnr_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rdma_sim_rnr_timer_cb, qp);
@@ -462,6 +463,10 @@ void rdma_sim_transport_qp_modified(RdmaSimState *s, RdmaSimQp *qp,
         qp->x = rdma_sim_xport_new(s, qp);
     }
     x = qp->x;
+    /* responder resources: what the QP granted its peer (RTR, SQD) */
+    if (x->nres != MAX(1, qp->max_dest_rd_atomic)) {
+        rdma_sim_resp_resources(x, MAX(1, qp->max_dest_rd_atomic));
+    }
     rdma_sim_xport_set_path(s, qp);
     if (old_state == RSIM_QPS_INIT) {
         rdma_sim_resp_clear(x);

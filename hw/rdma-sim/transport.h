@@ -53,6 +53,8 @@
 #define RDMA_SIM_ACKREQ_INTERVAL 32
 /* Packets one QP may send per scheduling round */
 #define RDMA_SIM_BURST          64
+/* The largest message IBTA allows (2^31 bytes) */
+#define RDMA_SIM_MAX_MSG        (1u << 31)
 /* How often a completer blocked on a full CQ looks again (ns) */
 #define RDMA_SIM_CQ_RETRY_NS    (1 * SCALE_MS)
 
@@ -273,6 +275,7 @@ void rdma_sim_resp_rx(RdmaSimState *s, RdmaSimQp *qp, const RocePkt *pkt);
 bool rdma_sim_resp_run(RdmaSimState *s, RdmaSimQp *qp, unsigned *budget);
 void rdma_sim_resp_error(RdmaSimState *s, RdmaSimQp *qp);
 void rdma_sim_resp_clear(RdmaSimXport *x);
+void rdma_sim_resp_resources(RdmaSimXport *x, uint32_t n);
 
 /*
  * completer.c

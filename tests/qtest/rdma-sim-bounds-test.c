@@ -339,12 +339,91 @@ static void test_hub_reentry(const char *machine)
     qsim_stop(d);
 }
 
+/*
+ * An atomic works on 8 bytes in one piece.  An MR whose iova is aligned
+ * but whose memory starts 4 bytes into a page puts the target astride:
+ * refused as an invalid request before anything is written.
+ */
+static void test_atomic_split(const char *machine)
+{
+    QSimPair p;
+    struct rsim_cmd_reg_mr c;
+    QSimWr wr = {
+        .wr_id = 0x51,
+        .opcode = RSIM_WR_ATOMIC_FETCH_AND_ADD,
+        .remote_addr = 0x100000,
+        .compare_add = 1,
+        .nsge = 1,
+    };
+
+    qsim_pair_start(&p, machine, NULL);
+    qsim_mr_cmd(&c, p.pdn, QSIM_ACC_ALL, 0x100000, 64, RSIM_PBL_LEVEL0,
+                p.mb.addr + 4, 0, 0, 0);
+    qsim_create(p.d, &c, &wr.rkey);
+    qtest_writeq(p.d->qts, p.mb.addr + 4, 0x1111222233334444ull);
+    wr.sge[0] = qsim_sge(&p.ma, 0, 8);
+    qsim_send(p.d, &p.a.qp, &wr);
+    qsim_cq_expect(p.d, &p.a.scq, 0x51, RSIM_WC_REM_INV_REQ_ERR,
+                   RSIM_WC_FETCH_ADD, 8, p.a.qp.qpn);
+    g_assert_cmphex(qtest_readq(p.d->qts, p.mb.addr + 4), ==,
+                    0x1111222233334444ull);
+    qsim_assert_alive(p.d);
+    qsim_stop(p.d);
+}
+
+/*
+ * B grants one READ or atomic in flight (max_dest_rd_atomic 1), A sends
+ * two (its max_rd_atomic is 4): a READ whose responses B is still sending,
+ * then an atomic.  B has no resource left for the atomic: it refuses it,
+ * and memory stays as it was (an atomic must not execute when its answer
+ * cannot be kept).
+ */
+static void test_atomic_no_resource(const char *machine)
+{
+    QSimPair p;
+    QSimWr rd = {
+        .wr_id = 0x61,
+        .opcode = RSIM_WR_RDMA_READ,
+        .nsge = 1,
+    };
+    QSimWr fa = {
+        .wr_id = 0x62,
+        .opcode = RSIM_WR_ATOMIC_FETCH_AND_ADD,
+        .compare_add = 5,
+        .nsge = 1,
+    };
+
+    qsim_pair_start(&p, machine, &(QSimPairConf){ .b_rd_atomic = 1 });
+    qtest_writeq(p.d->qts, p.mb.addr + 128 * 1024, 1000);
+    rd.remote_addr = p.mb.addr;
+    rd.rkey = p.mb.rkey;
+    rd.sge[0] = qsim_sge(&p.ma, 0, 64 * 1024);
+    fa.remote_addr = p.mb.addr + 128 * 1024;
+    fa.rkey = p.mb.rkey;
+    fa.sge[0] = qsim_sge(&p.ma, 128 * 1024, 8);
+    qsim_post_send(p.d, &p.a.qp.sq, &rd);
+    qsim_post_send(p.d, &p.a.qp.sq, &fa);
+    qsim_sq_doorbell(p.d, 0, p.a.qp.qpn);
+    for (int64_t t = 0; qsim_qp_state(p.d, p.b.qp.qpn) != RSIM_QPS_ERR;
+         t += 1000) {
+        g_assert_cmpint(t, <, QSIM_POLL_US);
+        qtest_clock_step(p.d->qts, 100 * 1000);
+        g_usleep(1000);
+    }
+    g_assert_cmpuint(qtest_readq(p.d->qts, p.mb.addr + 128 * 1024), ==,
+                     1000);
+    qsim_assert_alive(p.d);
+    qsim_stop(p.d);
+}
+
 static const QSimTest tests[] = {
     { "bounds/loopback-flood", test_loopback_flood, QSIM_ONCE },
     { "bounds/fatal-stops", test_fatal_stops, QSIM_ONCE },
     { "bounds/log-rate", test_log_rate, QSIM_ONCE },
     { "bounds/link-reentry", test_link_reentry, QSIM_ONCE },
     { "bounds/hub-reentry", test_hub_reentry, QSIM_ONCE },
+    { "bounds/atomic-split", test_atomic_split, QSIM_ONCE },
+    { "bounds/atomic-no-resource", test_atomic_no_resource, QSIM_ONCE },
 };
 
 int main(int argc, char **argv)

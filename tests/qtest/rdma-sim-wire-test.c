@@ -355,6 +355,20 @@ static uint32_t crc32_bits(uint32_t crc, const uint8_t *p, size_t n)
     return ~crc;
 }
 
+/* The ones' complement sum of an IPv4 header, folded */
+static uint16_t ip_sum(const uint8_t *h, size_t len)
+{
+    uint32_t sum = 0;
+
+    for (size_t i = 0; i < len; i += 2) {
+        sum += lduw_be_p(h + i);
+    }
+    while (sum >> 16) {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    return sum;
+}
+
 /* ICRC of an IPv4 RoCEv2 frame of len bytes (without its last 4). */
 static uint32_t icrc(const uint8_t *f, size_t len)
 {
@@ -525,6 +539,7 @@ static QSimDev *wire_rc_connect(const char *machine, Wire *w, bool dgram,
     QSimDev *d = wire_start(machine, w, dgram);
     QSimPath path = {
         .type = RSIM_QPT_RC,
+        .access = QSIM_ACC_ALL,
         .av.hop_limit = 64,
         .av.traffic_class = 0x10,
         .av.network_type = RSIM_NET_IPV4,
@@ -533,6 +548,7 @@ static QSimDev *wire_rc_connect(const char *machine, Wire *w, bool dgram,
         .sq_psn = 0x123456,
         .timeout = 20,
         .retry_cnt = 7,
+        .rd_atomic = 4,
     };
     uint32_t pdn = qsim_pd_alloc(d);
     QSimEq eq;
@@ -542,13 +558,14 @@ static QSimDev *wire_rc_connect(const char *machine, Wire *w, bool dgram,
     qsim_gid_v4(path.av.dgid, 10, 0, 0, 1);
     memcpy(path.av.dmac, peer_mac, 6);
     qsim_qp_connect(d, ep->qp.qpn, &path);
-    *mr = qsim_mr_alloc(d, pdn, len, QSIM_ACC_LW);
+    *mr = qsim_mr_alloc(d, pdn, len, QSIM_ACC_ALL);
     return d;
 }
 
 /* AETH syndromes: ACK (credits invalid), NAK for a PSN sequence error */
 #define AETH_SYN_ACK            0x1f
 #define AETH_SYN_NAK_PSN_SEQ    0x60
+#define AETH_SYN_NAK_INVALID_REQ 0x61
 
 /* Send the peer's acknowledgement (AETH syndrome syn) of psn to the QP. */
 static void wire_send_aeth(Wire *w, uint32_t qpn, uint8_t syn, uint32_t psn)
@@ -744,6 +761,41 @@ static void test_wire_nak_then_ack(const char *machine)
 }
 
 /*
+ * A READ request for more than IBTA's largest message (2^31 bytes): one
+ * 74-byte frame must not make the device send 4 GiB.  NAKed as an invalid
+ * request (before the MR is even looked at), the QP goes to ERR.
+ */
+static void test_wire_read_too_long(const char *machine)
+{
+    uint8_t f[74], nak[2048];
+    QSimEndpoint ep;
+    QSimMr mr;
+    Wire w;
+    QSimDev *d = wire_rc_connect(machine, &w, false, &ep, &mr, 4096);
+
+    /* rxe_ack's headers as a READ request with a RETH */
+    memcpy(f, rxe_ack, 54);
+    stw_be_p(f + 16, sizeof(f) - 14);           /* IP total length */
+    stw_be_p(f + 24, 0);
+    stw_be_p(f + 24, ~ip_sum(f + 14, 20));      /* IP checksum */
+    stw_be_p(f + 38, sizeof(f) - 34);           /* UDP length */
+    f[42] = 0x0c;                               /* RC RDMA READ request */
+    stl_be_p(f + 46, ep.qp.qpn);
+    stl_be_p(f + 50, 0x80000000);               /* AckReq, PSN 0 */
+    stq_be_p(f + 54, mr.addr);
+    stl_be_p(f + 62, mr.rkey);
+    stl_be_p(f + 66, 0x80000001);
+    stl_le_p(f + 70, icrc(f, sizeof(f)));
+    wire_send(&w, f, sizeof(f));
+    g_assert_cmpint(wire_recv(d, &w, nak, sizeof(nak)), ==, 62);
+    g_assert_cmphex(nak[42], ==, 0x11);                 /* ACKNOWLEDGE */
+    g_assert_cmphex(ldl_be_p(nak + 50) & 0xffffff, ==, 0);
+    g_assert_cmphex(nak[54], ==, AETH_SYN_NAK_INVALID_REQ);
+    g_assert_cmpuint(qsim_qp_state(d, ep.qp.qpn), ==, RSIM_QPS_ERR);
+    wire_stop(d, &w);
+}
+
+/*
  * Garbage from the network: dropped and counted, never a crash.  The
  * generator has a seed of its own: the same 3000 frames every run.
  */
@@ -788,6 +840,7 @@ static const QSimTest tests[] = {
     { "wire/device-frames", test_wire_device_frames, QSIM_ONCE },
     { "wire/tx-burst", test_wire_tx_burst, QSIM_ONCE },
     { "wire/tx-burst-dgram", test_wire_tx_burst_dgram, QSIM_ONCE },
+    { "wire/read-too-long", test_wire_read_too_long, QSIM_ONCE },
     { "wire/garbage", test_wire_garbage, QSIM_ONCE },
 };
 

@@ -867,6 +867,7 @@ void qsim_pair_start(QSimPair *p, const char *machine,
     qsim_port_mac(p->d, path.av.dmac);
     pair_connect(p->d, p->a.qp.qpn, p->b.qp.qpn, &path);
     path.access = c->b_access ?: QSIM_ACC_ALL;
+    path.rd_atomic = c->b_rd_atomic ?: path.rd_atomic;
     pair_connect(p->d, p->b.qp.qpn, p->a.qp.qpn, &path);
     p->ma = qsim_mr_alloc(p->d, p->pdn, QSIM_PAIR_BUF_SIZE, QSIM_ACC_ALL);
     p->mb = qsim_mr_alloc(p->d, p->pdn, QSIM_PAIR_BUF_SIZE, QSIM_ACC_ALL);

@@ -505,6 +505,7 @@ typedef struct QSimPairConf {
     uint8_t timeout;
     uint8_t retry;
     uint64_t eq_addr;           /* the EQ's ring (0: allocated) */
+    uint8_t b_rd_atomic;        /* B's READ/atomic limits (0: 4, as A's) */
 } QSimPairConf;
 
 /* Bring a device up with a connected pair (conf NULL: the defaults) */
