@@ -418,6 +418,7 @@ static enum rsim_status rdma_sim_cmd_create_cq(RdmaSimState *s, RdmaSimCmd *c)
     }
     cq = g_new0(RdmaSimCq, 1);
     st = rdma_sim_ring_init(s, &cq->ring, &p->q, RSIM_CQE_SIZE,
+                            1u << RSIM_CQE_LOG2_SLOT,
                             rdma_sim_max_depth(s->props.max_cqe));
     if (st != RSIM_STS_OK) {
         g_free(cq);
@@ -449,20 +450,21 @@ static enum rsim_status rdma_sim_cmd_resize_cq(RdmaSimState *s, RdmaSimCmd *c)
         return refuse(c, RSIM_STS_BAD_HANDLE, "no such CQ");
     }
     st = rdma_sim_ring_init(s, &ring, &p->q, RSIM_CQE_SIZE,
+                            1u << RSIM_CQE_LOG2_SLOT,
                             rdma_sim_max_depth(s->props.max_cqe));
     if (st != RSIM_STS_OK) {
         return refuse(c, st, "bad CQ ring descriptor");
     }
     if (rdma_sim_ring_read_index(s, &cq->ring, RSIM_QUEUE_CONS_OFFSET, &cons)) {
-        rdma_sim_ring_free(&ring);
+        rdma_sim_ring_free(s, &ring);
         return refuse(c, RSIM_STS_DMA, "old CQ ring not accessible");
     }
     st = rdma_sim_ring_move(s, &cq->ring, cons, cq->prod, &ring);
     if (st != RSIM_STS_OK) {
-        rdma_sim_ring_free(&ring);
+        rdma_sim_ring_free(s, &ring);
         return refuse(c, st, "pending completions do not fit the new ring");
     }
-    rdma_sim_ring_free(&cq->ring);
+    rdma_sim_ring_free(s, &cq->ring);
     cq->prod = (cq->prod - cons) & cq->ring.mask;
     cq->ring = ring;
     cq->overflow_reported = false;
@@ -591,22 +593,36 @@ static enum rsim_status rdma_sim_cmd_create_qp(RdmaSimState *s, RdmaSimCmd *c)
     }
 
     qp = g_new0(RdmaSimQp, 1);
+    qp->max_send_sge = p->max_send_sge;
+    qp->max_recv_sge = p->max_recv_sge;
+    qp->max_inline = max_inline;
     st = rdma_sim_ring_init(s, &qp->sq, &p->sq, RSIM_SEND_WQE_HDR_SIZE +
-                            MAX(16u * p->max_send_sge, max_inline), max_depth);
+                            MAX(16u * p->max_send_sge, max_inline),
+                            rdma_sim_sq_elem_max(s), max_depth);
+    if (st == RSIM_STS_OK && !srq) {
+        st = rdma_sim_ring_init(s, &qp->rq, &p->rq, RSIM_RECV_WQE_HDR_SIZE +
+                                16u * p->max_recv_sge,
+                                rdma_sim_rq_elem_max(s), max_depth);
+        if (st != RSIM_STS_OK) {
+            rdma_sim_ring_free(s, &qp->sq);
+        }
+    }
     if (st != RSIM_STS_OK) {
         g_free(qp);
         s->next_qpn = next_qpn;     /* a refused command changes nothing */
-        return refuse(c, st, "bad send queue descriptor");
+        return refuse(c, st, st == RSIM_STS_NO_RESOURCES ?
+                      "device memory for rings exhausted" :
+                      "bad send or receive queue descriptor");
     }
-    if (!srq) {
-        st = rdma_sim_ring_init(s, &qp->rq, &p->rq, RSIM_RECV_WQE_HDR_SIZE +
-                                16u * p->max_recv_sge, max_depth);
-        if (st != RSIM_STS_OK) {
-            rdma_sim_ring_free(&qp->sq);
-            g_free(qp);
-            s->next_qpn = next_qpn;
-            return refuse(c, st, "bad receive queue descriptor");
-        }
+    /* the transport state it gets at RTR is reserved now */
+    qp->xport_mem = rdma_sim_xport_mem(qp, srq, s->props.max_rd_atom);
+    if (!rdma_sim_host_mem_get(s, qp->xport_mem)) {
+        rdma_sim_ring_free(s, &qp->sq);
+        rdma_sim_ring_free(s, &qp->rq);
+        g_free(qp);
+        s->next_qpn = next_qpn;
+        return refuse(c, RSIM_STS_NO_RESOURCES,
+                      "device memory for QPs exhausted");
     }
     qp->qpn = qpn;
     qp->type = p->qp_type;
@@ -617,9 +633,6 @@ static enum rsim_status rdma_sim_cmd_create_qp(RdmaSimState *s, RdmaSimCmd *c)
     qp->send_cqn = scq->cqn;
     qp->recv_cqn = rcq->cqn;
     qp->srqn = srqn;
-    qp->max_send_sge = p->max_send_sge;
-    qp->max_recv_sge = p->max_recv_sge;
-    qp->max_inline = max_inline;
     s->pds[pdn].refs++;
     scq->refs++;
     rcq->refs++;
@@ -744,13 +757,14 @@ static enum rsim_status rdma_sim_cmd_create_srq(RdmaSimState *s, RdmaSimCmd *c)
     srq = g_new0(RdmaSimSrq, 1);
     st = rdma_sim_ring_init(s, &srq->ring, &p->q,
                             RSIM_RECV_WQE_HDR_SIZE + 16u * p->max_sge,
+                            rdma_sim_rq_elem_max(s),
                             rdma_sim_max_depth(s->props.max_qp_wr));
     if (st != RSIM_STS_OK) {
         g_free(srq);
         return refuse(c, st, "bad SRQ ring descriptor");
     }
     if (limit >= srq->ring.depth) {
-        rdma_sim_ring_free(&srq->ring);
+        rdma_sim_ring_free(s, &srq->ring);
         g_free(srq);
         return refuse(c, RSIM_STS_INVALID, "SRQ limit not below its depth");
     }
@@ -794,7 +808,7 @@ static enum rsim_status rdma_sim_cmd_modify_srq(RdmaSimState *s, RdmaSimCmd *c)
     depth = srq->ring.depth;
     if (mask & RSIM_SRQ_MAX_WR) {
         st = rdma_sim_ring_init(s, &ring, &p->q, RSIM_RECV_WQE_HDR_SIZE +
-                                16u * srq->max_sge,
+                                16u * srq->max_sge, rdma_sim_rq_elem_max(s),
                                 rdma_sim_max_depth(s->props.max_qp_wr));
         if (st != RSIM_STS_OK) {
             return refuse(c, st, "bad SRQ ring descriptor");
@@ -803,22 +817,22 @@ static enum rsim_status rdma_sim_cmd_modify_srq(RdmaSimState *s, RdmaSimCmd *c)
     }
     if ((mask & RSIM_SRQ_LIMIT) && limit >= depth) {
         if (mask & RSIM_SRQ_MAX_WR) {
-            rdma_sim_ring_free(&ring);
+            rdma_sim_ring_free(s, &ring);
         }
         return refuse(c, RSIM_STS_INVALID, "SRQ limit not below its depth");
     }
     if (mask & RSIM_SRQ_MAX_WR) {
         if (rdma_sim_ring_read_index(s, &srq->ring, RSIM_QUEUE_PROD_OFFSET,
                                      &prod)) {
-            rdma_sim_ring_free(&ring);
+            rdma_sim_ring_free(s, &ring);
             return refuse(c, RSIM_STS_DMA, "old SRQ ring not accessible");
         }
         st = rdma_sim_ring_move(s, &srq->ring, srq->cons, prod, &ring);
         if (st != RSIM_STS_OK) {
-            rdma_sim_ring_free(&ring);
+            rdma_sim_ring_free(s, &ring);
             return refuse(c, st, "posted receives do not fit the new ring");
         }
-        rdma_sim_ring_free(&srq->ring);
+        rdma_sim_ring_free(s, &srq->ring);
         srq->ring = ring;
         srq->cons = 0;
     }
@@ -858,7 +872,7 @@ static enum rsim_status rdma_sim_cmd_destroy_srq(RdmaSimState *s, RdmaSimCmd *c)
     }
     s->pds[srq->pdn].refs--;
     s->srqs[srq->srqn] = NULL;
-    rdma_sim_ring_free(&srq->ring);
+    rdma_sim_ring_free(s, &srq->ring);
     g_free(srq);
     return RSIM_STS_OK;
 }
@@ -1277,6 +1291,7 @@ static bool rdma_sim_post_completion(RdmaSimState *s, uint16_t id,
 static void rdma_sim_admin_bh(void *opaque)
 {
     RdmaSimState *s = opaque;
+    unsigned budget = RDMA_SIM_ADMIN_BURST;
     bool posted = false;
 
     s->busy++;
@@ -1318,6 +1333,11 @@ static void rdma_sim_admin_bh(void *opaque)
             break;
         }
         posted = true;
+        if (!--budget) {
+            /* the main loop gets its turn; the rest in the next pass */
+            qemu_bh_schedule(s->admin_bh);
+            break;
+        }
     }
     if (posted && !FIELD_EX32(s->intr_mask, RSIM_INTR_MASK, ADMIN)) {
         rdma_sim_msix_notify(s, RSIM_MSIX_VECTOR_ADMIN);

@@ -83,46 +83,65 @@ static enum rsim_status rdma_sim_read_pbl_entry(RdmaSimState *s, uint64_t addr,
     return RSIM_STS_OK;
 }
 
+/*
+ * Guest addresses of pages [first, first + n) of a level 1 or 2 list, read
+ * a list page at a time (a ring's pages are resolved when it is created).
+ */
+enum rsim_status rdma_sim_pl_pages(RdmaSimState *s, const RdmaSimPageList *pl,
+                                   uint64_t first, uint64_t n, uint64_t *out)
+{
+    uint64_t le[RSIM_PBL_LEAF_ENTRIES];
+
+    if (first > pl->npages || n > pl->npages - first) {
+        return RSIM_STS_RANGE;
+    }
+    while (n) {
+        uint64_t in_leaf = first % RSIM_PBL_LEAF_ENTRIES;
+        uint64_t chunk = MIN(n, RSIM_PBL_LEAF_ENTRIES - in_leaf);
+        uint64_t list = pl->addr;
+
+        if (pl->level == RSIM_PBL_LEVEL2) {
+            enum rsim_status st =
+                rdma_sim_read_pbl_entry(s, pl->addr + first /
+                                        RSIM_PBL_LEAF_ENTRIES *
+                                        RSIM_PBL_ENTRY_SIZE, &list);
+
+            if (st != RSIM_STS_OK) {
+                return st;
+            }
+            if (!list || (list & 7)) {
+                trace_rdma_sim_pbl_bad_entry(pl->addr, first, list);
+                return RSIM_STS_DMA;
+            }
+        } else {
+            in_leaf = first;
+        }
+        if (rdma_sim_dma_read(s, list + in_leaf * RSIM_PBL_ENTRY_SIZE, le,
+                              chunk * RSIM_PBL_ENTRY_SIZE) != MEMTX_OK) {
+            return RSIM_STS_DMA;
+        }
+        for (uint64_t i = 0; i < chunk; i++) {
+            uint64_t entry = le64_to_cpu(le[i]);
+
+            if ((entry & ((1ull << pl->page_shift) - 1)) ||
+                entry + (1ull << pl->page_shift) - 1 < entry) {
+                trace_rdma_sim_pbl_bad_entry(pl->addr, first + i, entry);
+                return RSIM_STS_DMA;
+            }
+            *out++ = entry;
+        }
+        first += chunk;
+        n -= chunk;
+    }
+    return RSIM_STS_OK;
+}
+
 /* Guest address of page number page of a level 1 or 2 list. */
 static enum rsim_status rdma_sim_pl_page(RdmaSimState *s,
                                          const RdmaSimPageList *pl,
                                          uint64_t page, uint64_t *addr)
 {
-    uint64_t leaf, entry;
-    enum rsim_status st;
-
-    if (page >= pl->npages) {
-        return RSIM_STS_RANGE;
-    }
-    if (pl->level == RSIM_PBL_LEVEL1) {
-        st = rdma_sim_read_pbl_entry(s, pl->addr + page * RSIM_PBL_ENTRY_SIZE,
-                                     &entry);
-    } else {
-        uint64_t leaf_index = page / RSIM_PBL_LEAF_ENTRIES;
-
-        st = rdma_sim_read_pbl_entry(s, pl->addr + leaf_index *
-                                     RSIM_PBL_ENTRY_SIZE, &leaf);
-        if (st != RSIM_STS_OK) {
-            return st;
-        }
-        if (!leaf || (leaf & 7)) {
-            trace_rdma_sim_pbl_bad_entry(pl->addr, page, leaf);
-            return RSIM_STS_DMA;
-        }
-        st = rdma_sim_read_pbl_entry(s, leaf + (page % RSIM_PBL_LEAF_ENTRIES) *
-                                     RSIM_PBL_ENTRY_SIZE, &entry);
-    }
-    if (st != RSIM_STS_OK) {
-        return st;
-    }
-    /* A page must be aligned and must not wrap the address space. */
-    if ((entry & ((1ull << pl->page_shift) - 1)) ||
-        entry + (1ull << pl->page_shift) - 1 < entry) {
-        trace_rdma_sim_pbl_bad_entry(pl->addr, page, entry);
-        return RSIM_STS_DMA;
-    }
-    *addr = entry;
-    return RSIM_STS_OK;
+    return rdma_sim_pl_pages(s, pl, page, 1, addr);
 }
 
 /*

@@ -497,8 +497,9 @@ void rdma_sim_qp_destroy(RdmaSimState *s, RdmaSimQp *qp)
     }
     s->pds[qp->pdn].refs--;
     s->qps[qp->qpn] = NULL;
-    rdma_sim_ring_free(&qp->sq);
-    rdma_sim_ring_free(&qp->rq);
+    rdma_sim_ring_free(s, &qp->sq);
+    rdma_sim_ring_free(s, &qp->rq);
+    rdma_sim_host_mem_put(s, qp->xport_mem);
     g_free(qp);
 }
 

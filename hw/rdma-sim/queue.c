@@ -19,12 +19,55 @@
  */
 
 /*
+ * Host memory the device keeps for guest objects (the page arrays of
+ * rings, the transport state of QPs) comes from one budget: an object that
+ * would go beyond it is refused with NO_RESOURCES.
+ */
+bool rdma_sim_host_mem_get(RdmaSimState *s, uint64_t bytes)
+{
+    if (bytes > RDMA_SIM_HOST_MEM_MAX - s->host_mem) {
+        return false;
+    }
+    s->host_mem += bytes;
+    return true;
+}
+
+void rdma_sim_host_mem_put(RdmaSimState *s, uint64_t bytes)
+{
+    s->host_mem -= MIN(bytes, s->host_mem);
+}
+
+/* The largest element a ring whose elements need need bytes may have */
+static uint32_t rdma_sim_elem_max(uint32_t need)
+{
+    return pow2ceil(MAX(need, RDMA_SIM_MIN_ELEM_SIZE));
+}
+
+/* ... a send queue: a WQE with the device's most SGEs or inline data */
+uint32_t rdma_sim_sq_elem_max(RdmaSimState *s)
+{
+    return rdma_sim_elem_max(RSIM_SEND_WQE_HDR_SIZE +
+                             MAX(16u * s->props.max_sge,
+                                 s->props.max_inline));
+}
+
+/* ... a receive queue or SRQ: a WQE with the device's most SGEs */
+uint32_t rdma_sim_rq_elem_max(RdmaSimState *s)
+{
+    return rdma_sim_elem_max(RSIM_RECV_WQE_HDR_SIZE + 16u * s->props.max_sge);
+}
+
+/*
  * Set up a ring from a descriptor.  min_elem is the smallest element the
- * ring's users need, max_depth the largest depth the caps allow.
+ * ring's users need, max_elem the largest the device's caps need (the
+ * element size follows the ring's type, not the guest's wish: the host
+ * memory of the ring's page array grows with it), max_depth the largest
+ * depth the caps allow.
  */
 enum rsim_status rdma_sim_ring_init(RdmaSimState *s, RdmaSimRing *ring,
                                     const struct rsim_queue_desc *d,
-                                    uint32_t min_elem, uint32_t max_depth)
+                                    uint32_t min_elem, uint32_t max_elem,
+                                    uint32_t max_depth)
 {
     RdmaSimPageList pl = {
         .addr = le64_to_cpu(d->addr),
@@ -36,7 +79,8 @@ enum rsim_status rdma_sim_ring_init(RdmaSimState *s, RdmaSimRing *ring,
     enum rsim_status st;
 
     memset(ring, 0, sizeof(*ring));
-    if (d->log2_elem_size > 13 || (1u << d->log2_elem_size) < min_elem) {
+    if (d->log2_elem_size > 13 || (1u << d->log2_elem_size) < min_elem ||
+        (1u << d->log2_elem_size) > max_elem) {
         return RSIM_STS_INVALID;
     }
     if (d->log2_depth < 1 || d->log2_depth > 22) {
@@ -64,24 +108,26 @@ enum rsim_status rdma_sim_ring_init(RdmaSimState *s, RdmaSimRing *ring,
     ring->log2_elem = d->log2_elem_size;
 
     if (pl.level != RSIM_PBL_LEVEL0) {
-        uint32_t n = (bytes + (1ull << pl.page_shift) - 1) >> pl.page_shift;
-        RdmaSimSeg seg;
+        uint64_t n = (bytes + (1ull << pl.page_shift) - 1) >> pl.page_shift;
 
+        if (!rdma_sim_host_mem_get(s, n * sizeof(*ring->pages))) {
+            return RSIM_STS_NO_RESOURCES;
+        }
+        ring->host_mem = n * sizeof(*ring->pages);
         ring->pages = g_new(dma_addr_t, n);
-        for (uint32_t i = 0; i < n; i++) {
-            st = rdma_sim_pl_map(s, &pl, (uint64_t)i << pl.page_shift, 1, &seg);
-            if (st != RSIM_STS_OK) {
-                rdma_sim_ring_free(ring);
-                return st;
-            }
-            ring->pages[i] = seg.addr;
+        st = rdma_sim_pl_pages(s, &pl, 0, n, ring->pages);
+        if (st != RSIM_STS_OK) {
+            rdma_sim_ring_free(s, ring);
+            return st;
         }
     }
     return RSIM_STS_OK;
 }
 
-void rdma_sim_ring_free(RdmaSimRing *ring)
+void rdma_sim_ring_free(RdmaSimState *s, RdmaSimRing *ring)
 {
+    rdma_sim_host_mem_put(s, ring->host_mem);
+    ring->host_mem = 0;
     g_free(ring->pages);
     ring->pages = NULL;
 }
@@ -483,6 +529,6 @@ void rdma_sim_cq_destroy(RdmaSimState *s, RdmaSimCq *cq)
     }
     eq->refs--;
     s->cqs[cq->cqn] = NULL;
-    rdma_sim_ring_free(&cq->ring);
+    rdma_sim_ring_free(s, &cq->ring);
     g_free(cq);
 }

@@ -151,7 +151,7 @@ static void rdma_sim_reset_state(RdmaSimState *s)
     }
     for (i = 0; i < s->props.max_srq; i++) {
         if (s->srqs[i]) {
-            rdma_sim_ring_free(&s->srqs[i]->ring);
+            rdma_sim_ring_free(s, &s->srqs[i]->ring);
             g_free(s->srqs[i]);
             s->srqs[i] = NULL;
         }

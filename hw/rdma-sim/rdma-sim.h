@@ -24,6 +24,7 @@
 #include "hw/pci/pci.h"
 #include "net/net.h"
 #include "qemu/queue.h"
+#include "qemu/units.h"
 #include "qom/object.h"
 #include "hw/rdma-sim/rdma_sim_hw.h"
 
@@ -49,6 +50,12 @@ OBJECT_DECLARE_SIMPLE_TYPE(RdmaSimState, RDMA_SIM)
 #define RDMA_SIM_LOG_PER_SEC    20
 #define RDMA_SIM_MAX_DB_PAGES   1024
 #define RDMA_SIM_MAX_ELEM_SIZE  8192
+/* Ring elements are at least a cache line, as Soft-RoCE's */
+#define RDMA_SIM_MIN_ELEM_SIZE  64
+/* Admin commands executed per bottom-half run, before the main loop */
+#define RDMA_SIM_ADMIN_BURST    16
+/* Host memory for the guest's rings and QPs, all together */
+#define RDMA_SIM_HOST_MEM_MAX   (256 * MiB)
 #define RDMA_SIM_MAX_EQ_DEPTH   4096
 #define RDMA_SIM_MAX_AQ_DEPTH   256
 #define RDMA_SIM_MAX_ETH_DEPTH  4096
@@ -82,6 +89,7 @@ typedef struct RdmaSimSeg {
 typedef struct RdmaSimRing {
     RdmaSimPageList pl;
     dma_addr_t *pages;          /* npages entries; NULL for level 0 */
+    uint64_t host_mem;          /* of the budget: pages[] */
     uint64_t bytes;             /* header + elements */
     uint32_t depth;
     uint32_t mask;
@@ -202,6 +210,7 @@ typedef struct RdmaSimQp {
     struct rsim_av av;
 
     struct RdmaSimXport *x;     /* transport state, from RTR on */
+    uint64_t xport_mem;         /* of the host memory budget, for x */
     bool on_work_list;
     QTAILQ_ENTRY(RdmaSimQp) work_link;
     bool flow_blocked;          /* waits for the port's budget */
@@ -309,6 +318,7 @@ struct RdmaSimState {
     QTAILQ_HEAD(, RdmaSimQp) tx_blocked; /* QPs waiting for it */
 
     uint64_t stats[RSIM_STAT_COUNT];
+    uint64_t host_mem;                  /* bytes of RDMA_SIM_HOST_MEM_MAX */
 
     /* rate limit of the guest error log (rdma-sim.c) */
     int64_t log_sec;
@@ -342,6 +352,8 @@ const char *rdma_sim_cmd_name(unsigned opcode);
 /* mr.c */
 enum rsim_status rdma_sim_pl_check(RdmaSimState *s, const RdmaSimPageList *pl,
                                    uint64_t length);
+enum rsim_status rdma_sim_pl_pages(RdmaSimState *s, const RdmaSimPageList *pl,
+                                   uint64_t first, uint64_t n, uint64_t *out);
 enum rsim_status rdma_sim_pl_map(RdmaSimState *s, const RdmaSimPageList *pl,
                                  uint64_t offset, uint64_t len,
                                  RdmaSimSeg *seg);
@@ -360,10 +372,15 @@ bool rdma_sim_stag_register(RdmaSimState *s, uint32_t pdn,
 void rdma_sim_mr_reset(RdmaSimState *s);
 
 /* queue.c */
+bool rdma_sim_host_mem_get(RdmaSimState *s, uint64_t bytes);
+void rdma_sim_host_mem_put(RdmaSimState *s, uint64_t bytes);
+uint32_t rdma_sim_sq_elem_max(RdmaSimState *s);
+uint32_t rdma_sim_rq_elem_max(RdmaSimState *s);
 enum rsim_status rdma_sim_ring_init(RdmaSimState *s, RdmaSimRing *ring,
                                     const struct rsim_queue_desc *d,
-                                    uint32_t min_elem, uint32_t max_depth);
-void rdma_sim_ring_free(RdmaSimRing *ring);
+                                    uint32_t min_elem, uint32_t max_elem,
+                                    uint32_t max_depth);
+void rdma_sim_ring_free(RdmaSimState *s, RdmaSimRing *ring);
 MemTxResult rdma_sim_ring_rw(RdmaSimState *s, const RdmaSimRing *ring,
                              uint64_t offset, void *buf, uint64_t len,
                              DMADirection dir);

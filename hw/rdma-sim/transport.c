@@ -391,20 +391,52 @@ static void rdma_sim_xport_free(RdmaSimState *s, RdmaSimQp *qp)
     qp->x = NULL;
 }
 
-static RdmaSimXport *rdma_sim_xport_new(RdmaSimState *s, RdmaSimQp *qp)
+/* The private copies of send WQEs: how many, and how large */
+static uint32_t rdma_sim_xport_nslots(const RdmaSimQp *qp)
 {
-    RdmaSimXport *x = g_new0(RdmaSimXport, 1);
+    return MIN(qp->sq.depth, pow2ceil(RDMA_SIM_WINDOW));
+}
+
+static uint32_t rdma_sim_xport_slot_size(const RdmaSimQp *qp)
+{
     /* SGEs, inline data, or the 8 bytes of an ATOMIC_WRITE */
     uint32_t data = MAX(MAX(qp->max_send_sge * sizeof(RdmaSimSgl),
                             qp->max_inline), 8);
+
+    return ROUND_UP(sizeof(RdmaSimWqe) + data, 8);
+}
+
+static uint32_t rdma_sim_xport_rwqe_sges(const RdmaSimQp *qp,
+                                         const RdmaSimSrq *srq)
+{
+    return MAX(qp->max_recv_sge, srq ? srq->max_sge : 0) + 1;
+}
+
+/*
+ * The host memory a QP's transport state takes, with nres responder
+ * resources at most: charged to the device's budget when the QP is
+ * created.
+ */
+uint64_t rdma_sim_xport_mem(const RdmaSimQp *qp, const RdmaSimSrq *srq,
+                            uint32_t nres)
+{
+    return sizeof(RdmaSimXport) +
+           (uint64_t)rdma_sim_xport_nslots(qp) * rdma_sim_xport_slot_size(qp) +
+           rdma_sim_xport_rwqe_sges(qp, srq) * sizeof(RdmaSimSgl) +
+           (uint64_t)MAX(1, nres) * (sizeof(RdmaSimResource) +
+                                     sizeof(uint32_t));
+}
+
+static RdmaSimXport *rdma_sim_xport_new(RdmaSimState *s, RdmaSimQp *qp)
+{
+    RdmaSimXport *x = g_new0(RdmaSimXport, 1);
     RdmaSimSrq *srq = rdma_sim_srq_lookup(s, qp->srqn);
 
     x->dev = s;
-    x->nslots = MIN(qp->sq.depth, pow2ceil(RDMA_SIM_WINDOW));
-    x->slot_size = ROUND_UP(sizeof(RdmaSimWqe) + data, 8);
+    x->nslots = rdma_sim_xport_nslots(qp);
+    x->slot_size = rdma_sim_xport_slot_size(qp);
     x->slots = g_malloc0((size_t)x->nslots * x->slot_size);
-    x->rwqe_sge = g_new0(RdmaSimSgl, MAX(qp->max_recv_sge,
-                                         srq ? srq->max_sge : 0) + 1);
+    x->rwqe_sge = g_new0(RdmaSimSgl, rdma_sim_xport_rwqe_sges(qp, srq));
     x->retry_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rdma_sim_retry_timer_cb,
                                   qp);
     x->rnr_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rdma_sim_rnr_timer_cb, qp);

@@ -233,6 +233,8 @@ void rdma_sim_transport_init(RdmaSimState *s);
 void rdma_sim_transport_cleanup(RdmaSimState *s);
 void rdma_sim_transport_reset(RdmaSimState *s);
 void rdma_sim_transport_stop(RdmaSimState *s);
+uint64_t rdma_sim_xport_mem(const RdmaSimQp *qp, const RdmaSimSrq *srq,
+                            uint32_t nres);
 
 /* QP life cycle (qp.c) */
 void rdma_sim_transport_qp_reset(RdmaSimState *s, RdmaSimQp *qp);

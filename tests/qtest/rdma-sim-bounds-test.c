@@ -416,6 +416,137 @@ static void test_atomic_no_resource(const char *machine)
     qsim_stop(p.d);
 }
 
+/*
+ * A ring's elements are what its type needs (CQ: one 64-byte slot; SQ,
+ * RQ, SRQ: a WQE with the device's most SGEs or inline data), not what the
+ * guest asks for: an 8 KiB CQ entry would make the device keep 128 times
+ * the page list a CQ needs.
+ */
+static void test_ring_elements(const char *machine)
+{
+    QSimDev *d = qsim_up(machine, NULL);
+    struct rsim_cmd_create_cq cc;
+    struct rsim_cmd_create_qp qc;
+    uint32_t pdn, cqn;
+    QSimRing cq;
+    QSimQp qp;
+    QSimEq eq;
+
+    pdn = qsim_pd_alloc(d);
+    qsim_eq_create(d, &eq, 1, 16);
+    cqn = qsim_cq_create(d, &cq, eq.eqn, RSIM_PBL_LEVEL0, 4);
+    for (unsigned log2 = 5; log2 <= 13; log2++) {
+        qsim_ring_init(d, &cq, RSIM_PBL_LEVEL1, 6, log2);
+        qsim_cq_cmd(&cc, eq.eqn, &cq);
+        qsim_cmd_expect(d, &cc, log2 == RSIM_CQE_LOG2_SLOT ?
+                        RSIM_STS_OK : RSIM_STS_INVALID);
+    }
+    /* default caps: 16 SGEs, 512 bytes inline: 1 KiB send WQEs at most */
+    for (unsigned log2 = 8; log2 <= 13; log2++) {
+        qsim_ring_init(d, &qp.sq, RSIM_PBL_LEVEL1, 4, log2);
+        qsim_ring_init(d, &qp.rq, RSIM_PBL_LEVEL1, 4, 6);
+        qsim_qp_cmd(&qc, RSIM_QPT_RC, pdn, cqn, cqn, &qp);
+        qsim_cmd_expect(d, &qc, log2 <= 10 ? RSIM_STS_OK : RSIM_STS_INVALID);
+    }
+    /* and 512-byte receive WQEs */
+    for (unsigned log2 = 6; log2 <= 13; log2++) {
+        qsim_ring_init(d, &qp.sq, RSIM_PBL_LEVEL1, 4, 8);
+        qsim_ring_init(d, &qp.rq, RSIM_PBL_LEVEL1, 4, log2);
+        qsim_qp_cmd(&qc, RSIM_QPT_RC, pdn, cqn, cqn, &qp);
+        qsim_cmd_expect(d, &qc, log2 <= 9 ? RSIM_STS_OK : RSIM_STS_INVALID);
+    }
+    qsim_assert_alive(d);
+    qsim_stop(d);
+}
+
+/*
+ * The largest rings of every kind, all on one guest page of data behind a
+ * level 2 list whose entries all point at it: tiny in guest memory, the
+ * most host memory a guest can ask for.  The device keeps at most
+ * RDMA_SIM_HOST_MEM_MAX for them and refuses the rest with NO_RESOURCES,
+ * and a command takes little time of the main loop.
+ */
+static void test_host_memory(const char *machine)
+{
+    enum { HOST_MEM_MAX_MIB = 256 };
+    QSimDev *d = qsim_up(machine, NULL);
+    uint64_t root = qsim_alloc(d, QSIM_PAGE), leaf = qsim_alloc(d, QSIM_PAGE);
+    uint64_t data = qsim_alloc(d, QSIM_PAGE), rss_before;
+    uint64_t entries[QSIM_PAGE / 8];
+    unsigned made = 0, refused = 0;
+    int64_t start, took;
+    uint32_t pdn, cqn;
+    QSimEq eq;
+    struct rsim_queue_desc q = {
+        .addr = cpu_to_le64(root),
+        .level = RSIM_PBL_LEVEL2,
+        .page_shift = 12,
+        .npages = cpu_to_le32(1u << 22),
+    };
+
+    for (size_t i = 0; i < ARRAY_SIZE(entries); i++) {
+        entries[i] = cpu_to_le64(leaf);
+    }
+    qtest_memwrite(d->qts, root, entries, sizeof(entries));
+    for (size_t i = 0; i < ARRAY_SIZE(entries); i++) {
+        entries[i] = cpu_to_le64(data);
+    }
+    qtest_memwrite(d->qts, leaf, entries, sizeof(entries));
+    pdn = qsim_pd_alloc(d);
+    qsim_eq_create(d, &eq, 1, 16);
+    rss_before = qemu_rss_kib();
+    start = g_get_monotonic_time();
+    for (unsigned i = 0; i < 1023; i++) {
+        struct rsim_cmd_create_cq c;
+        struct rsim_create_resp r;
+        unsigned st;
+
+        QSIM_CMD_INIT(c, RSIM_CMD_CREATE_CQ);
+        c.eqn = cpu_to_le32(eq.eqn);
+        c.q = q;
+        c.q.log2_elem_size = RSIM_CQE_LOG2_SLOT;
+        c.q.log2_depth = 16;                /* 65536: max-cqe 65535 */
+        st = qsim_cmd_exec(d, &c, &r);
+        g_assert(st == RSIM_STS_OK || st == RSIM_STS_NO_RESOURCES);
+        made += st == RSIM_STS_OK;
+        refused += st != RSIM_STS_OK;
+        cqn = qsim_resp_handle(&r);
+    }
+    for (unsigned i = 0; i < 1022; i++) {
+        struct rsim_cmd_create_qp c;
+        struct rsim_create_resp r;
+        unsigned st;
+
+        QSIM_CMD_INIT(c, RSIM_CMD_CREATE_QP);
+        c.qp_type = RSIM_QPT_RC;
+        c.pdn = cpu_to_le32(pdn);
+        c.send_cqn = c.recv_cqn = cpu_to_le32(cqn);
+        c.srqn = cpu_to_le32(RSIM_NO_SRQ);
+        c.max_send_sge = 16;
+        c.max_recv_sge = 16;
+        c.max_inline = cpu_to_le16(512);
+        c.sq = c.rq = q;
+        c.sq.log2_elem_size = 10;           /* 1 KiB: the default caps */
+        c.rq.log2_elem_size = 9;
+        c.sq.log2_depth = c.rq.log2_depth = 15; /* 32768: max-qp-wr 16384 */
+        st = qsim_cmd_exec(d, &c, &r);
+        g_assert(st == RSIM_STS_OK || st == RSIM_STS_NO_RESOURCES);
+        made += st == RSIM_STS_OK;
+        refused += st != RSIM_STS_OK;
+    }
+    took = g_get_monotonic_time() - start;
+    qsim_note("%u made, %u refused in %" PRId64 " ms, RSS +%" PRIu64
+              " MiB", made, refused, took / 1000,
+              (qemu_rss_kib() - rss_before) / 1024);
+    g_assert_cmpuint(refused, >, 0);
+    g_assert_cmpuint(qemu_rss_kib(), <,
+                     rss_before + (HOST_MEM_MAX_MIB + 64) * 1024);
+    /* the old page-by-page walk took 14 ms a command on average */
+    g_assert_cmpint(took / (made + refused), <, 5000);
+    qsim_assert_alive(d);
+    qsim_stop(d);
+}
+
 static const QSimTest tests[] = {
     { "bounds/loopback-flood", test_loopback_flood, QSIM_ONCE },
     { "bounds/fatal-stops", test_fatal_stops, QSIM_ONCE },
@@ -424,6 +555,8 @@ static const QSimTest tests[] = {
     { "bounds/hub-reentry", test_hub_reentry, QSIM_ONCE },
     { "bounds/atomic-split", test_atomic_split, QSIM_ONCE },
     { "bounds/atomic-no-resource", test_atomic_no_resource, QSIM_ONCE },
+    { "bounds/ring-elements", test_ring_elements, QSIM_ONCE },
+    { "bounds/host-memory", test_host_memory, QSIM_ONCE },
 };
 
 int main(int argc, char **argv)
