@@ -1294,6 +1294,7 @@ static void rdma_sim_admin_bh(void *opaque)
     unsigned budget = RDMA_SIM_ADMIN_BURST;
     bool posted = false;
 
+    rdma_sim_transport_run(s);
     s->busy++;
     while (rdma_sim_ready(s) && s->aq_head != s->aq_tail &&
            ((s->acq_tail + 1) & (s->acq_depth - 1)) != s->acq_head) {

@@ -288,6 +288,21 @@ static void rdma_sim_xport_bh(void *opaque)
     s->busy--;
 }
 
+/*
+ * Doorbells rung before an admin command take effect before it (as Soft-RoCE
+ * posts synchronously): the admin bottom half runs the engine's pending
+ * turns first, e.g. so that RESIZE_CQ sees the completions of sends posted
+ * just before it.
+ */
+void rdma_sim_transport_run(RdmaSimState *s)
+{
+    if (!QTAILQ_EMPTY(&s->work) || !g_queue_is_empty(&s->loop_frames) ||
+        !g_queue_is_empty(&s->rx_deferred)) {
+        qemu_bh_cancel(s->xport_bh);
+        rdma_sim_xport_bh(s);
+    }
+}
+
 /* Keep the retransmission timer running while PSNs are unacknowledged. */
 void rdma_sim_retry_timer_update(RdmaSimState *s, RdmaSimQp *qp)
 {

@@ -233,6 +233,7 @@ void rdma_sim_transport_init(RdmaSimState *s);
 void rdma_sim_transport_cleanup(RdmaSimState *s);
 void rdma_sim_transport_reset(RdmaSimState *s);
 void rdma_sim_transport_stop(RdmaSimState *s);
+void rdma_sim_transport_run(RdmaSimState *s);
 uint64_t rdma_sim_xport_mem(const RdmaSimQp *qp, const RdmaSimSrq *srq,
                             uint32_t nres);
 
