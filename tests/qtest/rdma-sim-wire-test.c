@@ -342,53 +342,6 @@ static void rxe_send_last(uint8_t *f)
     memcpy(f + RXE_SEND_LAST_LEN - 4, icrc, 4);
 }
 
-/* CRC-32 (zlib polynomial), bit by bit: independent of the device's */
-static uint32_t crc32_bits(uint32_t crc, const uint8_t *p, size_t n)
-{
-    crc = ~crc;
-    while (n--) {
-        crc ^= *p++;
-        for (int k = 0; k < 8; k++) {
-            crc = (crc >> 1) ^ (0xedb88320u & -(crc & 1));
-        }
-    }
-    return ~crc;
-}
-
-/* The ones' complement sum of an IPv4 header, folded */
-static uint16_t ip_sum(const uint8_t *h, size_t len)
-{
-    uint32_t sum = 0;
-
-    for (size_t i = 0; i < len; i += 2) {
-        sum += lduw_be_p(h + i);
-    }
-    while (sum >> 16) {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    return sum;
-}
-
-/* ICRC of an IPv4 RoCEv2 frame of len bytes (without its last 4). */
-static uint32_t icrc(const uint8_t *f, size_t len)
-{
-    static const uint8_t lrh[8] = {
-        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-    };
-    uint8_t pseudo[40];
-    uint32_t crc;
-
-    memcpy(pseudo, f + 14, 40);
-    pseudo[1] = 0xff;                   /* TOS */
-    pseudo[8] = 0xff;                   /* TTL */
-    pseudo[10] = pseudo[11] = 0xff;     /* IP checksum */
-    pseudo[26] = pseudo[27] = 0xff;     /* UDP checksum */
-    pseudo[32] = 0xff;                  /* BTH reserved byte */
-    crc = crc32_bits(0, lrh, 8);
-    crc = crc32_bits(crc, pseudo, 40);
-    return crc32_bits(crc, f + 54, len - 54 - 4);
-}
-
 typedef struct Wire {
     int fd;                             /* the test's end of the link */
     struct sockaddr_in dev;             /* the device's end */
@@ -577,7 +530,7 @@ static void wire_send_aeth(Wire *w, uint32_t qpn, uint8_t syn, uint32_t psn)
     stl_be_p(ack + 46, qpn);
     stl_be_p(ack + 50, psn);
     ack[54] = syn;
-    stl_le_p(ack + 58, icrc(ack, sizeof(ack)));
+    stl_le_p(ack + 58, qsim_icrc(ack, sizeof(ack)));
     wire_send(w, ack, sizeof(ack));
 }
 
@@ -634,7 +587,7 @@ static void test_wire_device_frames(const char *machine)
     g_assert_cmphex(lduw_be_p(f + 44), ==, 0xffff);
     g_assert_cmphex(ldl_be_p(f + 46), ==, 0x11);
     g_assert_cmphex((uint32_t)ldl_be_p(f + 50), ==, 0x80123456);
-    g_assert_cmphex((uint32_t)ldl_le_p(f + n - 4), ==, icrc(f, n));
+    g_assert_cmphex((uint32_t)ldl_le_p(f + n - 4), ==, qsim_icrc(f, n));
     qsim_check_pattern(d, mr.addr, 333, 5);
     for (int i = 0; i < 333; i++) {
         g_assert_cmpuint(f[54 + i], ==, qsim_pattern_byte(5, i));
@@ -682,7 +635,7 @@ static void wire_tx_burst(const char *machine, bool dgram)
         g_assert_cmpint(n, ==, 14 + 20 + 8 + 12 + payload + 4);
         g_assert_cmphex(f[42], ==, opcode);
         g_assert_cmphex(ldl_be_p(f + 50) & 0xffffff, ==, psn + i);
-        g_assert_cmphex((uint32_t)ldl_le_p(f + n - 4), ==, icrc(f, n));
+        g_assert_cmphex((uint32_t)ldl_le_p(f + n - 4), ==, qsim_icrc(f, n));
         for (uint32_t j = 0; j < payload; j++, off++) {
             g_assert_cmpuint(f[54 + j], ==, qsim_pattern_byte(9, off));
         }
@@ -775,17 +728,14 @@ static void test_wire_read_too_long(const char *machine)
 
     /* rxe_ack's headers as a READ request with a RETH */
     memcpy(f, rxe_ack, 54);
-    stw_be_p(f + 16, sizeof(f) - 14);           /* IP total length */
-    stw_be_p(f + 24, 0);
-    stw_be_p(f + 24, ~ip_sum(f + 14, 20));      /* IP checksum */
-    stw_be_p(f + 38, sizeof(f) - 34);           /* UDP length */
     f[42] = 0x0c;                               /* RC RDMA READ request */
     stl_be_p(f + 46, ep.qp.qpn);
     stl_be_p(f + 50, 0x80000000);               /* AckReq, PSN 0 */
     stq_be_p(f + 54, mr.addr);
     stl_be_p(f + 62, mr.rkey);
     stl_be_p(f + 66, 0x80000001);
-    stl_le_p(f + 70, icrc(f, sizeof(f)));
+    /* IP and UDP lengths, IP checksum, ICRC */
+    g_assert_cmpuint(qsim_roce_finish(f, sizeof(f) - 4, 0), ==, sizeof(f));
     wire_send(&w, f, sizeof(f));
     g_assert_cmpint(wire_recv(d, &w, nak, sizeof(nak)), ==, 62);
     g_assert_cmphex(nak[42], ==, 0x11);                 /* ACKNOWLEDGE */

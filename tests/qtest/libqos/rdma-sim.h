@@ -9,7 +9,7 @@
  *
  * rdma-sim.c: the device, its admin queue and events, test registration;
  * rdma-sim-objects.c: rings, objects (PDs, EQs, CQs, QPs, MRs, GIDs),
- * work requests and completions.
+ * work requests and completions; rdma-sim-roce.c: RoCEv2 frames (ICRC).
  *
  * Environment: RSIM_TEST_VERBOSE=1 prints every command and loop step on
  * stderr; RSIM_TEST_SLOW=N allows N times the time per test (valgrind);
@@ -515,6 +515,27 @@ void qsim_pair_start(QSimPair *p, const char *machine,
 void qsim_port_mac(QSimDev *d, uint8_t *mac);
 /* Fault injection props (in ppm) with RSIM_QTEST_SEED, else this seed */
 char *qsim_faults(const char *props, const char *seed);
+
+/* ==== RoCEv2 frames (rdma-sim-roce.c) ==== */
+
+/* ICRC of the RoCEv2 frame f of len bytes, not counting its last 4 (IPv4/6) */
+uint32_t qsim_icrc(const uint8_t *f, size_t len);
+
+/* What qsim_roce_finish() leaves as it is */
+#define QSIM_KEEP_IP_LEN    (1u << 0)   /* IPv4 total / IPv6 payload length */
+#define QSIM_KEEP_IP_CSUM   (1u << 1)   /* IPv4 header checksum */
+#define QSIM_KEEP_UDP_LEN   (1u << 2)
+#define QSIM_KEEP_ICRC      (1u << 3)   /* the frame's last 4 bytes are it */
+
+/*
+ * Make the len bytes at f, an Ethernet frame with a RoCEv2 packet without
+ * its ICRC, a valid frame: IP and UDP lengths, IPv4 header checksum, ICRC
+ * appended (f has room for 4 more bytes), except what keep (QSIM_KEEP_*)
+ * names.  Fields a frame is too short for, and all of a frame that is not
+ * IPv4 or IPv6, stay as they are (an ICRC that cannot be computed is 0).
+ * Returns the length of the frame.
+ */
+size_t qsim_roce_finish(uint8_t *f, size_t len, unsigned keep);
 
 /* Byte i of the test pattern with this seed */
 uint8_t qsim_pattern_byte(uint8_t seed, size_t i);
