@@ -663,22 +663,6 @@ static void test_retry_exceeded(const char *machine)
     qsim_stop(p.d);
 }
 
-/* RESET -> INIT -> RTR -> RTS for a UD QP with a Q_Key. */
-static void ud_ready(QSimDev *d, uint32_t qpn, uint32_t qkey)
-{
-    struct rsim_qp_attr a;
-
-    qsim_attr_init(&a, RSIM_QPS_INIT, RSIM_QP_PKEY_INDEX | RSIM_QP_PORT |
-                   RSIM_QP_QKEY);
-    a.port_num = 1;
-    a.qkey = cpu_to_le32(qkey);
-    qsim_qp_modify_ok(d, qpn, &a);
-    qsim_qp_move(d, qpn, RSIM_QPS_RTR);
-    qsim_attr_init(&a, RSIM_QPS_RTS, RSIM_QP_SQ_PSN);
-    a.sq_psn = cpu_to_le32(100);
-    qsim_qp_modify_ok(d, qpn, &a);
-}
-
 /* Datagrams between two UD QPs: GRH, immediate, Q_Keys, the MTU */
 static void test_ud_loopback(const char *machine)
 {
@@ -704,8 +688,8 @@ static void test_ud_loopback(const char *machine)
     qsim_eq_create(d, &eq, 1, QSIM_PAIR_EQ_DEPTH);
     qsim_endpoint_create(d, &a, RSIM_QPT_UD, pdn, eq.eqn);
     qsim_endpoint_create(d, &b, RSIM_QPT_UD, pdn, eq.eqn);
-    ud_ready(d, a.qp.qpn, 0x1234);
-    ud_ready(d, b.qp.qpn, 0x1234);
+    qsim_qp_ud_ready(d, a.qp.qpn, 0x1234);
+    qsim_qp_ud_ready(d, b.qp.qpn, 0x1234);
     qsim_ah_cmd(&ah, pdn);
     memcpy(ah.av.dgid, qsim_pair_gid_v4, 16);
     qsim_port_mac(d, ah.av.dmac);

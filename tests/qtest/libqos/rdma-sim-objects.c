@@ -212,6 +212,7 @@ void qsim_cq_poll(QSimDev *d, QSimRing *cq, struct rsim_cqe *e)
 
     for (unsigned i = 1; qsim_ring_prod(d, cq) == cq->cons; i++) {
         g_assert_cmpint(g_get_monotonic_time(), <, deadline);
+        qsim_run(d);
         if (i % 16 == 0) {
             qtest_clock_step(d->qts, 1000 * 1000);
         }
@@ -736,6 +737,9 @@ void qsim_qp_connect(QSimDev *d, uint32_t qpn, const QSimPath *path)
     qsim_attr_rc_init(&a);
     a.qp_access_flags = cpu_to_le32(path->access);
     qsim_qp_modify_ok(d, qpn, &a);
+    if (path->state == RSIM_QPS_INIT) {
+        return;
+    }
 
     qsim_attr_rc_rtr(&a);
     if (path->type == RSIM_QPT_UC) {
@@ -750,6 +754,9 @@ void qsim_qp_connect(QSimDev *d, uint32_t qpn, const QSimPath *path)
     a.max_dest_rd_atomic = path->rd_atomic;
     a.min_rnr_timer = path->min_rnr_timer;
     qsim_qp_modify_ok(d, qpn, &a);
+    if (path->state == RSIM_QPS_RTR) {
+        return;
+    }
 
     qsim_attr_rc_rts(&a);
     if (path->type == RSIM_QPT_UC) {
@@ -759,6 +766,22 @@ void qsim_qp_connect(QSimDev *d, uint32_t qpn, const QSimPath *path)
     a.retry_cnt = path->retry_cnt;
     a.sq_psn = cpu_to_le32(path->sq_psn);
     a.max_rd_atomic = path->rd_atomic;
+    qsim_qp_modify_ok(d, qpn, &a);
+}
+
+void qsim_qp_ud_ready(QSimDev *d, uint32_t qpn, uint32_t qkey)
+{
+    struct rsim_qp_attr a;
+
+    /* the GSI QP is the port's: no port number */
+    qsim_attr_init(&a, RSIM_QPS_INIT, RSIM_QP_PKEY_INDEX | RSIM_QP_QKEY |
+                   (qpn == RSIM_GSI_QPN ? 0 : RSIM_QP_PORT));
+    a.port_num = qpn == RSIM_GSI_QPN ? 0 : 1;
+    a.qkey = cpu_to_le32(qkey);
+    qsim_qp_modify_ok(d, qpn, &a);
+    qsim_qp_move(d, qpn, RSIM_QPS_RTR);
+    qsim_attr_init(&a, RSIM_QPS_RTS, RSIM_QP_SQ_PSN);
+    a.sq_psn = cpu_to_le32(100);
     qsim_qp_modify_ok(d, qpn, &a);
 }
 

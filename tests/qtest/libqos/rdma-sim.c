@@ -7,6 +7,8 @@
 
 #include "qemu/osdep.h"
 #include <sys/socket.h>
+#include "libqos/malloc-pc.h"
+#include "libqos/pci-pc.h"
 #include "libqos/rdma-sim.h"
 
 /* Limit for one test (each takes a few seconds at most) */
@@ -210,6 +212,19 @@ QSimDev *qsim_start_args(const char *machine, const char *props,
     return dev_new(qs, QSIM_DEVFN, 0x100);
 }
 
+QSimDev *qsim_in_process(QTestState *qts, void (*run)(QSimDev *d))
+{
+    QOSState *qs = g_new0(QOSState, 1);
+    QSimDev *d;
+
+    qs->qts = qts;
+    pc_alloc_init(&qs->alloc, qts, ALLOC_NO_FLAGS);
+    qs->pcibus = qpci_new_pc(qts, &qs->alloc);
+    d = dev_new(qs, QSIM_DEVFN, 0x100);
+    d->run = run;
+    return d;
+}
+
 QSimDev *qsim_start_stream(const char *machine)
 {
     struct timeval tv = { .tv_sec = 5 };
@@ -359,11 +374,19 @@ void qsim_bringup(QSimDev *d)
     qsim_aeq_expect(d, RSIM_EV_PORT_ACTIVE, 1);
 }
 
+void qsim_run(QSimDev *d)
+{
+    if (d->run) {
+        d->run(d);
+    }
+}
+
 void qsim_settle(QSimDev *d)
 {
     int64_t deadline = g_get_monotonic_time() + QSIM_QUIET_US;
 
     do {
+        qsim_run(d);
         qsim_rd(d, A_RSIM_DEV_STATUS);
     } while (g_get_monotonic_time() < deadline);
 }
@@ -383,8 +406,10 @@ bool qsim_eqe_poll(QSimDev *d, uint64_t base, uint32_t depth,
     int64_t deadline = g_get_monotonic_time() + timeout_us;
 
     do {
-        uint32_t dw0 = qtest_readl(d->qts, addr);
+        uint32_t dw0;
 
+        qsim_run(d);
+        dw0 = qtest_readl(d->qts, addr);
         if (FIELD_EX32(dw0, RSIM_EQE_HDR, PHASE) == *phase) {
             qtest_memread(d->qts, addr, e, sizeof(*e));
             *head = (*head + 1) % depth;
@@ -480,8 +505,10 @@ bool qsim_acq_poll(QSimDev *d, struct rsim_admin_cqe *cqe,
     int64_t deadline = g_get_monotonic_time() + timeout_us;
 
     do {
-        uint32_t dw0 = qtest_readl(d->qts, addr);
+        uint32_t dw0;
 
+        qsim_run(d);
+        dw0 = qtest_readl(d->qts, addr);
         if (FIELD_EX32(dw0, RSIM_CQE_HDR, PHASE) == d->acq_phase) {
             qtest_memread(d->qts, addr, cqe, sizeof(*cqe));
             d->acq_head = (d->acq_head + 1) % d->acq_depth;

@@ -100,6 +100,12 @@ typedef struct QSimDev {
     /* MSI-X: vector v writes QSIM_MSIX_DATA(v) to msix_mem + 4 * v */
     uint64_t msix_mem;
     int sock;                   /* our end of a stream netdev, or -1 */
+    /*
+     * Lets QEMU run while a helper waits for the device: NULL when QEMU is
+     * a process of its own (the qtests); the fuzz targets, whose QEMU runs
+     * in their own process, run its main loop.
+     */
+    void (*run)(struct QSimDev *d);
 } QSimDev;
 
 /*
@@ -121,6 +127,8 @@ QSimDev *qsim_start_stream(const char *machine);
 /* qsim_start() and qsim_bringup() */
 QSimDev *qsim_up(const char *machine, const char *props);
 void qsim_stop(QSimDev *d);
+/* The device at QSIM_DEVFN of a pc machine that runs in this process */
+QSimDev *qsim_in_process(QTestState *qts, void (*run)(QSimDev *d));
 /* Another rdma-sim function of the same machine (hot-plugged) */
 QSimDev *qsim_attach(QSimDev *d, int devfn);
 void qsim_detach(QSimDev *h);
@@ -158,6 +166,8 @@ void qsim_bringup(QSimDev *d);
 
 /* Let the device run whatever it has to do: a short quiet period. */
 void qsim_settle(QSimDev *d);
+/* One step of a helper's wait for the device (see QSimDev.run) */
+void qsim_run(QSimDev *d);
 
 /* ---- event queue entries (the AEQ and completion EQs) ---- */
 
@@ -467,10 +477,16 @@ typedef struct QSimPath {
     uint8_t timeout, retry_cnt; /* RC */
     uint8_t rd_atomic;          /* max_rd_atomic, max_dest_rd_atomic */
     uint8_t min_rnr_timer;      /* RC */
+    uint8_t state;              /* where to stop: INIT, RTR; 0: RTS */
 } QSimPath;
 
-/* RESET -> INIT -> RTR -> RTS on path (RNR retries: infinite) */
+/*
+ * RESET -> INIT -> RTR -> RTS on path, or only up to path->state (RNR
+ * retries: infinite)
+ */
 void qsim_qp_connect(QSimDev *d, uint32_t qpn, const QSimPath *path);
+/* RESET -> INIT -> RTR -> RTS for a UD or GSI QP with a Q_Key */
+void qsim_qp_ud_ready(QSimDev *d, uint32_t qpn, uint32_t qkey);
 /* Post wr to qp's SQ and ring its doorbell (page 0). */
 void qsim_send(QSimDev *d, const QSimQp *qp, const QSimWr *wr);
 
