@@ -92,7 +92,8 @@ typedef struct RdmaSimWqe {
     uint32_t next_pkt;          /* next packet to (re)send */
     uint32_t rcvd_pkts;         /* READ response packets received */
     uint32_t read_chunk;        /* READ: response packets per request */
-    uint8_t data[];             /* RdmaSimSgl[num_sge] or inline bytes */
+    /* RdmaSimSgl[num_sge] (hence the alignment) or inline bytes */
+    uint8_t data[] QEMU_ALIGNED(8);
 } RdmaSimWqe;
 
 /* A READ or atomic the responder executed, kept for duplicates */
