@@ -59,6 +59,7 @@ void qsim_ring_init(QSimDev *d, QSimRing *r, unsigned level,
     } else {
         r->npages = DIV_ROUND_UP(r->bytes, QSIM_PAGE);
         r->pages = g_new(uint64_t, r->npages);
+        g_ptr_array_add(d->ring_pages, r->pages);
         for (uint32_t i = r->npages; i-- > 0;) {
             r->pages[i] = qsim_alloc(d, QSIM_PAGE);
         }

@@ -182,6 +182,7 @@ static QSimDev *dev_new(QOSState *qs, int devfn, uint16_t first_cmd_id)
     d->qs = qs;
     d->qts = qs->qts;
     d->sock = -1;
+    d->ring_pages = g_ptr_array_new_with_free_func(g_free);
     d->dev = qpci_device_find(qs->pcibus, devfn);
     g_assert(d->dev);
     qsim_map_bars(d);
@@ -255,6 +256,7 @@ void qsim_stop(QSimDev *d)
         close(d->sock);
     }
     g_free(d->dev);
+    g_ptr_array_unref(d->ring_pages);
     qtest_shutdown(d->qs);
     g_free(d);
 }
@@ -267,6 +269,7 @@ QSimDev *qsim_attach(QSimDev *d, int devfn)
 void qsim_detach(QSimDev *h)
 {
     g_free(h->dev);
+    g_ptr_array_unref(h->ring_pages);
     g_free(h);
 }
 

@@ -100,6 +100,7 @@ typedef struct QSimDev {
     /* MSI-X: vector v writes QSIM_MSIX_DATA(v) to msix_mem + 4 * v */
     uint64_t msix_mem;
     int sock;                   /* our end of a stream netdev, or -1 */
+    GPtrArray *ring_pages;      /* QSimRing.pages, freed with the device */
     /*
      * Lets QEMU run while a helper waits for the device: NULL when QEMU is
      * a process of its own (the qtests); the fuzz targets, whose QEMU runs
@@ -246,7 +247,7 @@ typedef struct QSimRing {
     uint64_t bytes;                /* header + elements */
     uint64_t base;                 /* level 0 */
     uint32_t npages;               /* levels 1 and 2 */
-    uint64_t *pages;
+    uint64_t *pages;               /* as long as the QSimDev lives */
     uint32_t cons;                 /* our consumer index of a CQ */
 } QSimRing;
 
