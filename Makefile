@@ -4,7 +4,8 @@
 # Debian packages needed to build and test (installed by `make deps`).
 # scripts/deps.sh adds linux-headers-<ABI> for the current Debian kernel ABI.
 # seabios, ipxe-qemu, qemu-system-data: firmware for our uninstalled QEMU.
-# shellcheck: make lint.
+# shellcheck: make lint.  clang-14, libclang-rt-14-dev (libFuzzer, the
+# sanitizers), llvm-14 (symbolizer, coverage reports): make fuzz, make check.
 DEPS_PACKAGES := \
 	gcc libc6-dev make pkg-config python3 ninja-build meson flex bison \
 	zlib1g-dev libglib2.0-dev libpixman-1-dev libfdt-dev libslirp-dev libcap-ng-dev libattr1-dev \
@@ -14,7 +15,8 @@ DEPS_PACKAGES := \
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev \
 	perftest rdmacm-utils iproute2 python3-pyverbs \
 	iputils-ping ethtool tmux iperf3 \
-	shellcheck
+	shellcheck \
+	clang-14 libclang-rt-14-dev llvm-14
 
 # QEMU device set: "rdma-sim" = only what we need (configs/rdma-sim-x86_64.mak),
 # "default" = all of QEMU's default x86_64 devices (slower to build).
@@ -46,6 +48,20 @@ else
 $(error QEMU_DEVICES must be "rdma-sim" or "default")
 endif
 
+# The sanitizer and fuzzing build (make check, make fuzz): clang with
+# libFuzzer's instrumentation, ASan and UBSan, the same devices and
+# features.  Besides qemu-fuzz-x86_64 it builds a sanitized
+# qemu-system-x86_64 and qtests.
+FUZZ_CONFIGURE_FLAGS := $(QEMU_CONFIGURE_FLAGS) --cc=clang-14 --cxx=clang++-14 \
+	--enable-fuzzing --enable-sanitizers
+# make fuzz: seconds per target; one target (rdma-sim-driver, rdma-sim-wire)
+FUZZ_TIME ?= 300
+FUZZ_TARGET ?=
+# make fuzz-coverage: the fuzz targets with clang's line coverage instead
+COV_CONFIGURE_FLAGS := $(QEMU_CONFIGURE_FLAGS) --cc=clang-14 --cxx=clang++-14 \
+	--enable-fuzzing --extra-cflags=-fprofile-instr-generate \
+	--extra-cflags=-fcoverage-mapping --extra-ldflags=-fprofile-instr-generate
+
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 .DEFAULT_GOAL := all
@@ -55,6 +71,8 @@ BUILD      := $(REPO)/build
 LOGS       := $(BUILD)/logs
 QEMU_BUILD := $(BUILD)/qemu-build
 QEMU_BIN   := $(QEMU_BUILD)/qemu-system-x86_64
+FUZZ_BUILD := $(BUILD)/qemu-fuzz
+COV_BUILD  := $(BUILD)/qemu-cov
 JOBS       ?= $(shell nproc)
 
 # QEMU source: $(QEMU_SRC) if given, else `apt-get source qemu` into build/.
@@ -75,7 +93,8 @@ GUEST_TESTS := $(REPO)/tests/vm/progs
 export RDMA_SIM_ROOT  := $(REPO)
 export QEMU_BINARY    := $(QEMU_BIN)
 
-.PHONY: all demo bench deps driver lint qemu qemu-locked qemu-source qemu-tree qemu-configure qtest vmtest smoke check clean distclean help
+.PHONY: all demo bench deps driver lint qemu qemu-locked qemu-source qemu-tree qemu-configure qtest vmtest smoke check clean distclean help \
+	qemu-fuzz qemu-fuzz-locked qemu-cov qemu-cov-locked fuzz fuzz-coverage
 
 all: qemu
 
@@ -128,6 +147,26 @@ qemu-locked: qemu-configure
 	ninja -C $(QEMU_BUILD) -j$(JOBS) qemu-system-x86_64
 	@echo "built $(QEMU_BIN)"
 
+# The sanitizer and fuzzing build, and the coverage build; flock as above.
+qemu-fuzz qemu-cov:
+	@mkdir -p $(BUILD)
+	@flock $(BUILD)/.lock $(MAKE) --no-print-directory $@-locked
+
+qemu-fuzz-locked: qemu-tree
+	$(REPO)/scripts/qemu-configure.sh $(QSRC) $(FUZZ_BUILD) $(LOGS)/qemu-fuzz $(FUZZ_CONFIGURE_FLAGS)
+	ninja -C $(FUZZ_BUILD) -j$(JOBS) qemu-system-x86_64 qemu-fuzz-x86_64
+
+qemu-cov-locked: qemu-tree
+	$(REPO)/scripts/qemu-configure.sh $(QSRC) $(COV_BUILD) $(LOGS)/qemu-cov $(COV_CONFIGURE_FLAGS)
+	ninja -C $(COV_BUILD) -j$(JOBS) qemu-fuzz-x86_64
+
+fuzz: qemu-fuzz
+	FUZZ_TIME=$(FUZZ_TIME) $(REPO)/scripts/fuzz.sh run $(FUZZ_TARGET)
+
+# Line coverage of hw/rdma-sim by the fuzz corpora in build/fuzz/
+fuzz-coverage: qemu-cov
+	$(REPO)/scripts/fuzz.sh coverage $(FUZZ_TARGET)
+
 smoke: qemu
 	$(REPO)/scripts/check.sh smoke
 
@@ -141,7 +180,7 @@ check: qemu $(VMTEST_PREREQS)
 	$(REPO)/scripts/check.sh all
 
 clean:
-	rm -rf $(QEMU_BUILD) $(LOGS)
+	rm -rf $(QEMU_BUILD) $(FUZZ_BUILD) $(COV_BUILD) $(LOGS)
 	$(MAKE) -C $(REPO)/guest-driver clean
 	$(MAKE) -C $(GUEST_TESTS) clean
 
@@ -157,7 +196,9 @@ help:
 	@echo "make bench      rdma-sim vs Soft-RoCE in TCG guest pairs (table in build/bench/)"
 	@echo "make check      run all test suites (smoke, qtest, vmtest)"
 	@echo "make smoke|qtest|vmtest   run one suite"
+	@echo "make fuzz       the fuzz targets, FUZZ_TIME s each (FUZZ_TARGET=one of them)"
+	@echo "make fuzz-coverage        line coverage of hw/rdma-sim by the fuzz corpora"
 	@echo "make lint       kernel checkpatch (driver), QEMU checkpatch (device, qtests), shellcheck"
-	@echo "make clean      remove build/qemu-build, build/logs and what driver and tests built"
+	@echo "make clean      remove the QEMU builds, build/logs and what driver and tests built"
 	@echo "make distclean  remove build/ (incl. the downloaded QEMU source)"
 	@echo "variables: QEMU_SRC=/path/to/qemu-7.2  QEMU_DEVICES=rdma-sim|default  WERROR=1  JOBS=N"

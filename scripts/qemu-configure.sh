@@ -44,7 +44,11 @@ fi
 
 # --- preflight: fail early with a useful message ------------------------------
 missing=()
-for c in meson ninja pkg-config python3 cc make; do
+compilers=(cc)
+for f in "$@"; do
+    case $f in --cc=*|--cxx=*) compilers+=("${f#*=}") ;; esac
+done
+for c in meson ninja pkg-config python3 make "${compilers[@]}"; do
     command -v "$c" >/dev/null || missing+=("$c")
 done
 for p in glib-2.0 pixman-1 slirp libcap-ng libattr; do

@@ -87,6 +87,7 @@ link() {
     need_file "$QSRC/hw/Kconfig"
     need_file "$QSRC/hw/meson.build"
     need_file "$QSRC/tests/qtest/meson.build"
+    need_file "$QSRC/tests/qtest/fuzz/meson.build"
     [ -d "$repo/hw/rdma-sim" ] || die "$repo/hw/rdma-sim is missing"
     [ -d "$repo/include/rdma-sim" ] || die "$repo/include/rdma-sim is missing"
 
@@ -97,10 +98,11 @@ link() {
     symlink "$QSRC/configs/devices/x86_64-softmmu/rdma-sim.mak" "$repo/configs/rdma-sim-x86_64.mak"
 
     # qtests: every tests/qtest/*-test.c is one qtest program, linked with
-    # the helper library tests/qtest/libqos/rdma-sim*.  Drop links to files
-    # that no longer exist in the repo.
+    # the helper library tests/qtest/libqos/rdma-sim*; the fuzz targets
+    # tests/qtest/fuzz/rdma-sim* go into qemu-fuzz-x86_64 with the library.
+    # Drop links to files that no longer exist in the repo.
     local f dir
-    for dir in tests/qtest tests/qtest/libqos; do
+    for dir in tests/qtest tests/qtest/libqos tests/qtest/fuzz; do
         for f in "$QSRC/$dir"/*; do
             if [ -L "$f" ] && [[ "$(readlink "$f")" == "$repo/$dir/"* ]] && [ ! -e "$f" ]; then
                 rm -f "$f"
@@ -108,7 +110,7 @@ link() {
             fi
         done
     done
-    local qtests=() qos=()
+    local qtests=() qos=() fuzz=()
     shopt -s nullglob
     for f in "$repo"/tests/qtest/*-test.c; do
         symlink "$QSRC/tests/qtest/$(basename "$f")" "$f"
@@ -117,6 +119,10 @@ link() {
     for f in "$repo"/tests/qtest/libqos/rdma-sim*; do
         symlink "$QSRC/tests/qtest/libqos/$(basename "$f")" "$f"
         [[ $f != *.c ]] || qos+=("libqos/$(basename "$f")")
+    done
+    for f in "$repo"/tests/qtest/fuzz/rdma-sim*; do
+        symlink "$QSRC/tests/qtest/fuzz/$(basename "$f")" "$f"
+        [[ $f != *.c ]] || fuzz+=("$(basename "$f")")
     done
     shopt -u nullglob
 
@@ -169,6 +175,22 @@ link() {
         /^qtest_executables = \{\}$/ && sources != "" { print sources }
         { print }
         /^qtests_x86_64 = / && !done { if (tests != "") print tests; done = 1 }
+    ' "$mb" | write_if_changed "$mb"
+
+    # tests/qtest/fuzz/meson.build (read only by a build with
+    # --enable-fuzzing): one marked line at the end, the fuzz targets with
+    # the library, which includes "libqos/..." from tests/qtest.
+    mb="$QSRC/tests/qtest/fuzz/meson.build" marker='# rdma-sim fuzz targets'
+    local line="" list=""
+    sep=""
+    for t in "${fuzz[@]}" "${qos[@]/#/../}"; do list+="$sep'$t'"; sep=", "; done
+    if [ ${#fuzz[@]} -gt 0 ]; then
+        line="specific_fuzz_ss.add(when: 'CONFIG_RDMA_SIM', if_true: [files($list), declare_dependency(include_directories: include_directories('..'))])  $marker"
+    fi
+    awk -v line="$line" -v marker="$marker" '
+        index($0, marker) { next }
+        { print }
+        END { if (line != "") print line }
     ' "$mb" | write_if_changed "$mb"
 
     # --- changes to QEMU itself --------------------------------------------

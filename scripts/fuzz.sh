@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# The rdma-sim fuzz targets (tests/qtest/fuzz/) under libFuzzer, ASan and
+# UBSan: build/qemu-fuzz/qemu-fuzz-x86_64 (make qemu-fuzz).
+#
+#   scripts/fuzz.sh run [TARGET...]       FUZZ_TIME seconds each (make fuzz)
+#   scripts/fuzz.sh smoke [TARGET...]     FUZZ_SMOKE_TIME seconds each, from
+#                                         the seeds alone (make check)
+#   scripts/fuzz.sh coverage [TARGET...]  line coverage of hw/rdma-sim by
+#                                         the corpora (make fuzz-coverage)
+#   scripts/fuzz.sh seeds [--vm]          tests/fuzz/seeds/ anew: the wire
+#                                         target's recording, the qtests;
+#                                         --vm: and a capture of the VM test
+#                                         t-interop-rxe (rdma-sim and
+#                                         Soft-RoCE), sent to the wire
+#                                         target's QPs (vm-* seeds)
+#
+# Targets: rdma-sim-driver, rdma-sim-wire (default: both).  Each has in
+# build/fuzz/TARGET/: corpus/ (what the runs found; the seeds in
+# tests/fuzz/seeds/TARGET are read as well), findings/ (crash-, timeout-,
+# leak-, oom- inputs), logs/.  After fuzzing, a run replays the corpus in
+# the fuzzer's own process, where leaks can be found (see
+# tests/qtest/fuzz/rdma-sim-fuzz.c).  One line per target: executions,
+# libFuzzer's coverage (cov: edges, ft: features), corpus, findings.
+# Exit status 1 if a run had findings or failed.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=$REPO/build
+QSRC=${QSRC:-$BUILD/qemu-7.2+dfsg}
+FUZZER=$BUILD/qemu-fuzz/qemu-fuzz-x86_64
+COV_FUZZER=$BUILD/qemu-cov/qemu-fuzz-x86_64
+QEMU_BUILD=$BUILD/qemu-build
+SEEDS=$REPO/tests/fuzz/seeds
+FUZZ_TIME=${FUZZ_TIME:-300}
+FUZZ_SMOKE_TIME=${FUZZ_SMOKE_TIME:-40}
+TARGETS=(rdma-sim-driver rdma-sim-wire)
+# Inputs (and seeds) have up to MAX_LEN bytes; one that takes 10 s is a hang
+MAX_LEN=8192
+LIBFUZZER_OPTS=(-timeout=10 "-max_len=$MAX_LEN" -print_final_stats=1)
+# shellcheck source=scripts/sanitizers.sh
+. "$REPO/scripts/sanitizers.sh"
+
+die() { echo "fuzz.sh: error: $*" >&2; exit 2; }
+
+# targets [TARGET...]: the targets asked for, checked
+targets() {
+    local t
+    [ $# -gt 0 ] || set -- "${TARGETS[@]}"
+    for t in "$@"; do
+        [[ " ${TARGETS[*]} " == *" $t "* ]] || die "unknown target $t (${TARGETS[*]})"
+        echo "$t"
+    done
+}
+
+need() {
+    [ -x "$1" ] || die "$1 not found: make $2"
+}
+
+# fuzz_one TARGET SECONDS CORPUS: fuzz, then replay for leaks; one line
+fuzz_one() {
+    local t=$1 secs=$2 corpus=$3 dir=$BUILD/fuzz/$1 start log rc=0
+    local execs cov findings report
+    mkdir -p "$corpus" "$dir/findings" "$dir/logs"
+    start=$(date +%s)
+    log=$dir/logs/$(date +%Y%m%d-%H%M%S)-$(basename "$corpus").log
+    sanitizer_env
+    # leaks: after fuzzing (libFuzzer's check after each input costs more
+    # than the input)
+    (cd "$dir" && "$FUZZER" --fuzz-target="$t" "${LIBFUZZER_OPTS[@]}" \
+        -detect_leaks=0 -max_total_time="$secs" \
+        -artifact_prefix="$dir/findings/" "$corpus" "$SEEDS/$t") \
+        > "$log" 2>&1 || rc=$?
+    if [ $rc -eq 0 ]; then
+        (cd "$dir" && RSIM_FUZZ_NOFORK=1 "$FUZZER" --fuzz-target="$t" \
+            "${LIBFUZZER_OPTS[@]}" -runs=0 -artifact_prefix="$dir/findings/" \
+            "$corpus" "$SEEDS/$t") > "$log.leaks" 2>&1 || rc=$?
+    fi
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n1)
+    cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -n1) || true
+    findings=$(find "$dir/findings" -maxdepth 1 -type f -newermt "@$start" | wc -l)
+    report=$(sanitizer_report "$log" || sanitizer_report "$log.leaks" || true)
+    echo "$t: ${execs:-0} executions in $(($(date +%s) - start))s, ${cov:-no coverage}," \
+         "corpus $(find "$corpus" -type f | wc -l) (+ $(find "$SEEDS/$t" -type f | wc -l) seeds)," \
+         "findings $findings${report:+, sanitizer: $report}" \
+         "(log: ${log#"$REPO"/})"
+    if [ $rc -ne 0 ] || [ "$findings" -gt 0 ] || [ -n "$report" ] || [ "${execs:-0}" -eq 0 ]; then
+        [ "$findings" -eq 0 ] || find "$dir/findings" -maxdepth 1 -type f -newermt "@$start" | sed 's/^/  finding: /'
+        echo "  exit status $rc; the end of the log:"
+        tail -n 15 "$log" | sed 's/^/  | /'
+        return 1
+    fi
+}
+
+cmd_run() {
+    local t status=0
+    need "$FUZZER" qemu-fuzz
+    for t in $(targets "$@"); do
+        fuzz_one "$t" "$FUZZ_TIME" "$BUILD/fuzz/$t/corpus" || status=1
+    done
+    return $status
+}
+
+# The seeds and what a short run adds to them, in a corpus of its own
+cmd_smoke() {
+    local t status=0 corpus
+    need "$FUZZER" qemu-fuzz
+    for t in $(targets "$@"); do
+        corpus=$BUILD/fuzz/$t/smoke
+        rm -rf "$corpus"
+        fuzz_one "$t" "$FUZZ_SMOKE_TIME" "$corpus" || status=1
+    done
+    return $status
+}
+
+# rdma_sim_lines PROFDATA: lines of hw/rdma-sim/*.c covered, of all
+rdma_sim_lines() {
+    llvm-cov-14 report "$COV_FUZZER" -instr-profile="$1" |
+        awk '$1 ~ /hw\/rdma-sim\/[^\/]*\.c$/ {
+                 n = split($1, p, "/"); printf "  %-14s %5d of %5d lines\n", p[n], $8 - $9, $8
+                 lines += $8; missed += $9
+             }
+             END { if (lines) printf "  %-14s %5d of %5d lines, %.1f%%\n", "total", lines - missed, lines, 100 * (lines - missed) / lines }'
+}
+
+# Each input of the corpora once, in the coverage build
+cmd_coverage() {
+    local t dir profs=()
+    need "$COV_FUZZER" qemu-cov
+    command -v llvm-cov-14 > /dev/null || die "llvm-cov-14 not found: make deps"
+    for t in $(targets "$@"); do
+        dir=$BUILD/fuzz/$t/coverage
+        rm -rf "$dir"
+        mkdir -p "$dir" "$BUILD/fuzz/$t/corpus"
+        (cd "$dir" && LLVM_PROFILE_FILE="$dir/%p.profraw" "$COV_FUZZER" \
+            --fuzz-target="$t" -runs=0 -timeout=60 "-max_len=$MAX_LEN" \
+            "$BUILD/fuzz/$t/corpus" "$SEEDS/$t") > "$dir/run.log" 2>&1 ||
+            die "the replay of $t failed, see $dir/run.log"
+        llvm-profdata-14 merge -sparse "$dir"/*.profraw -o "$dir/$t.profdata"
+        profs+=("$dir/$t.profdata")
+        echo "$t: hw/rdma-sim lines covered by its corpus and seeds"
+        rdma_sim_lines "$dir/$t.profdata"
+    done
+    if [ ${#profs[@]} -gt 1 ]; then
+        llvm-profdata-14 merge -sparse "${profs[@]}" -o "$BUILD/fuzz/all.profdata"
+        echo "all targets: hw/rdma-sim lines covered"
+        rdma_sim_lines "$BUILD/fuzz/all.profdata"
+        echo "(per line: llvm-cov-14 show $COV_FUZZER -instr-profile=build/fuzz/all.profdata $QSRC/hw/rdma-sim/FILE.c)"
+    fi
+}
+
+# The wire target records the world's traffic (and with --vm, converts a
+# VM run's capture); every qtest that runs on pc, with its qtest protocol
+# logged, becomes driver inputs.
+cmd_seeds() {
+    local prog path name tmp t pcap=
+    need "$FUZZER" qemu-fuzz
+    need "$QEMU_BUILD/qemu-system-x86_64" ""
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' RETURN
+    if [ "${1:-}" = --vm ]; then
+        # every guest's QEMU writes what passes its link (net0) to a pcap
+        cat > "$tmp/qemu" <<EOF
+#!/bin/sh
+case "\$*" in *id=net0*) set -- "\$@" -object filter-dump,id=cap,netdev=net0,maxlen=2048,file=$tmp/\$\$.pcap ;; esac
+exec "$QEMU_BUILD/qemu-system-x86_64" "\$@"
+EOF
+        chmod +x "$tmp/qemu"
+        QEMU=$tmp/qemu "$REPO/tests/vm/t-interop-rxe.sh" > "$tmp/vm.log" 2>&1 ||
+            die "tests/vm/t-interop-rxe.sh failed: $(tail -n1 "$tmp/vm.log")"
+        pcap=$(find "$tmp" -name '*.pcap' | head -n1)
+        rm -f "$SEEDS/rdma-sim-wire"/vm-*
+    fi
+    sanitizer_env
+    mkdir -p "$SEEDS/rdma-sim-wire"
+    rm -f "$SEEDS/rdma-sim-wire"/record-*
+    RSIM_FUZZ_RECORD=$SEEDS/rdma-sim-wire RSIM_FUZZ_PCAP=$pcap \
+        RSIM_FUZZ_MAX_LEN=$MAX_LEN "$FUZZER" --fuzz-target=rdma-sim-wire \
+        -runs=1 > "$tmp/record.log" 2>&1 ||
+        die "recording failed: $(tail -n1 "$tmp/record.log")"
+    echo "rdma-sim-wire: $(find "$SEEDS/rdma-sim-wire" -type f | wc -l) seeds"
+
+    rm -rf "$SEEDS/rdma-sim-driver"
+    for prog in "$REPO"/tests/qtest/*-test.c; do
+        t=$(basename "$prog" .c)
+        ninja -C "$QEMU_BUILD" "tests/qtest/$t" > /dev/null
+        while read -r path; do
+            name=${t#rdma-sim-}--$(echo "${path#/x86_64/rdma-sim/}" | sed 's|^pc/||; s|/|-|g')
+            (cd "$QEMU_BUILD" && QTEST_LOG=1 QTEST_QEMU_BINARY=./qemu-system-x86_64 \
+                timeout 300 "./tests/qtest/$t" -p "$path") > "$tmp/log" 2>&1 ||
+                echo "fuzz.sh: $t $path failed; its seed may be short" >&2
+            "$REPO/tests/fuzz/qtest-seeds.py" "$tmp/log" "$SEEDS/rdma-sim-driver" \
+                "$name" "$MAX_LEN" > /dev/null
+        done < <(cd "$QEMU_BUILD" && QTEST_QEMU_BINARY=./qemu-system-x86_64 \
+                     "./tests/qtest/$t" -l | grep '^/' | grep -v '/q35/')
+    done
+    echo "rdma-sim-driver: $(find "$SEEDS/rdma-sim-driver" -type f | wc -l) seeds"
+}
+
+cmd=${1:-}
+[ $# -eq 0 ] || shift
+case $cmd in
+    run|smoke|coverage|seeds) "cmd_$cmd" "$@" ;;
+    *) die "usage: $0 run|smoke|coverage [TARGET...] | seeds [--vm]" ;;
+esac
