@@ -54,6 +54,10 @@ endif
 # qemu-system-x86_64 and qtests.
 FUZZ_CONFIGURE_FLAGS := $(QEMU_CONFIGURE_FLAGS) --cc=clang-14 --cxx=clang++-14 \
 	--enable-fuzzing --enable-sanitizers
+# SANITIZE=1: the check suites against the sanitized build (scripts/check.sh)
+SANITIZE ?=
+export SANITIZE
+SAN_PREREQS := $(if $(filter 1,$(SANITIZE)),qemu-fuzz)
 # make fuzz: seconds per target; one target (rdma-sim-driver, rdma-sim-wire)
 FUZZ_TIME ?= 300
 FUZZ_TARGET ?=
@@ -167,16 +171,16 @@ fuzz: qemu-fuzz
 fuzz-coverage: qemu-cov
 	$(REPO)/scripts/fuzz.sh coverage $(FUZZ_TARGET)
 
-smoke: qemu
+smoke: qemu $(SAN_PREREQS)
 	$(REPO)/scripts/check.sh smoke
 
-qtest: qemu
+qtest: qemu $(SAN_PREREQS)
 	$(REPO)/scripts/check.sh qtest
 
-vmtest: qemu $(VMTEST_PREREQS)
+vmtest: qemu $(SAN_PREREQS) $(VMTEST_PREREQS)
 	$(REPO)/scripts/check.sh vmtest
 
-check: qemu $(VMTEST_PREREQS)
+check: qemu qemu-fuzz $(VMTEST_PREREQS)
 	$(REPO)/scripts/check.sh all
 
 clean:
@@ -194,11 +198,11 @@ help:
 	@echo "make driver     build guest-driver/rdma_sim.ko for the guest kernel"
 	@echo "make demo       two VMs with rdma-sim: ibv_rc_pingpong and ib_write_bw"
 	@echo "make bench      rdma-sim vs Soft-RoCE in TCG guest pairs (table in build/bench/)"
-	@echo "make check      run all test suites (smoke, qtest, vmtest)"
+	@echo "make check      run all test suites (smoke, qtest, vmtest, fuzz, sanitize)"
 	@echo "make smoke|qtest|vmtest   run one suite"
 	@echo "make fuzz       the fuzz targets, FUZZ_TIME s each (FUZZ_TARGET=one of them)"
 	@echo "make fuzz-coverage        line coverage of hw/rdma-sim by the fuzz corpora"
 	@echo "make lint       kernel checkpatch (driver), QEMU checkpatch (device, qtests), shellcheck"
 	@echo "make clean      remove the QEMU builds, build/logs and what driver and tests built"
 	@echo "make distclean  remove build/ (incl. the downloaded QEMU source)"
-	@echo "variables: QEMU_SRC=/path/to/qemu-7.2  QEMU_DEVICES=rdma-sim|default  WERROR=1  JOBS=N"
+	@echo "variables: QEMU_SRC=/path/to/qemu-7.2  QEMU_DEVICES=rdma-sim|default  WERROR=1  JOBS=N  SANITIZE=1"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run rdma-sim test suites and aggregate the results.
 #
-#   scripts/check.sh [all | smoke | qtest | vmtest]...     (default: all)
+#   scripts/check.sh [all | smoke | qtest | vmtest | fuzz | sanitize]...
+#                                                       (default: all)
 #
 # Normally run through make (`make check`, `make smoke|qtest|vmtest`), which
 # first builds QEMU and refreshes the hooks in the QEMU tree.
@@ -23,9 +24,19 @@
 #          with a timeout; exit 0 = pass, 77 = skip, anything else = fail.
 #          Environment given to the scripts: RDMA_SIM_ROOT, RDMA_SIM_BUILD,
 #          QEMU_BINARY, RDMA_SIM_LOGDIR (a per-test directory for logs).
+#  fuzz    each fuzz target for FUZZ_SMOKE_TIME seconds from its seeds
+#          (scripts/fuzz.sh smoke): any finding is a failure
+#  sanitize  the qtest suite built in build/qemu-fuzz, against its QEMU
+#          (ASan, UBSan, LeakSanitizer; scripts/sanitizers.sh), named
+#          san/qtest/...: a sanitizer report in a program's log is one more
+#          failure, whatever its tests said
+# all is smoke, qtest, vmtest, fuzz, sanitize.  With SANITIZE=1, smoke and
+# qtest run against build/qemu-fuzz (named san/...) and all is smoke, qtest,
+# fuzz: the VM tests are not run (TCG guests under ASan are too slow).
 #
 # Knobs (environment): QTEST_TIMEOUT (s, per qtest program, default 300),
-# VMTEST_TIMEOUT (s, per VM test, default 900), JOBS (ninja -j).
+# VMTEST_TIMEOUT (s, per VM test, default 900), JOBS (ninja -j),
+# FUZZ_SMOKE_TIME (s per fuzz target, default 40), SANITIZE.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -33,9 +44,13 @@ BUILD=$REPO/build
 LOGS=$BUILD/logs
 QEMU_BUILD=$BUILD/qemu-build
 QEMU=${QEMU_BINARY:-$QEMU_BUILD/qemu-system-x86_64}
+FUZZ_BUILD=$BUILD/qemu-fuzz
 QTEST_TIMEOUT=${QTEST_TIMEOUT:-300}
 VMTEST_TIMEOUT=${VMTEST_TIMEOUT:-900}
 JOBS=${JOBS:-$(nproc)}
+
+# shellcheck source=scripts/sanitizers.sh
+. "$REPO/scripts/sanitizers.sh"
 
 passed=0
 failed=0
@@ -43,9 +58,21 @@ skipped=0
 RESULTS=$LOGS/check-results.txt
 mkdir -p "$LOGS"
 : > "$RESULTS"
+# Runs against the sanitized build: names and log directories start with it
+SAN=
 
 record() { echo "$*"; echo "$*" >> "$RESULTS"; }
-pass() { passed=$((passed + 1)); record "PASS $1"; }
+# pass NAME [LOGFILE]: against the sanitized build, a report in LOGFILE
+# makes it a failure
+pass() {
+    local report
+    if [ -n "$SAN" ] && [ -n "${2:-}" ] && report=$(sanitizer_report "$2"); then
+        fail "$1" "sanitizer: $report" "$2"
+        return
+    fi
+    passed=$((passed + 1))
+    record "PASS $1"
+}
 skip() { skipped=$((skipped + 1)); record "SKIP $1${2:+ ($2)}"; }
 # fail NAME [REASON [LOGFILE]]
 fail() {
@@ -65,46 +92,46 @@ have_qemu() {
 # --- smoke ---------------------------------------------------------------------
 # qmp_smoke NAME QEMU-ARGS...: start QEMU, talk QMP on stdio, quit.
 qmp_smoke() {
-    local name=$1 log=$LOGS/smoke/$1.log
+    local name=$1 log=$LOGS/${SAN}smoke/$1.log
     shift
     local rc=0
     printf '%s\n' '{"execute":"qmp_capabilities"}' '{"execute":"query-status"}' \
                   '{"execute":"quit"}' |
         timeout -k 5 60 "$QEMU" "$@" -qmp stdio > "$log" 2>&1 || rc=$?
     if [ $rc -ne 0 ]; then
-        fail "smoke/$name" "exit status $rc" "$log"
+        fail "${SAN}smoke/$name" "exit status $rc" "$log"
     elif ! grep -q '"return": {"status"' "$log"; then
-        fail "smoke/$name" "no QMP query-status reply" "$log"
+        fail "${SAN}smoke/$name" "no QMP query-status reply" "$log"
     else
-        pass "smoke/$name"
+        pass "${SAN}smoke/$name" "$log"
     fi
 }
 
 suite_smoke() {
-    have_qemu smoke || return 0
-    mkdir -p "$LOGS/smoke"
-    local log=$LOGS/smoke/device-help.log rc=0
+    have_qemu "${SAN}smoke" || return 0
+    mkdir -p "$LOGS/${SAN}smoke"
+    local log=$LOGS/${SAN}smoke/device-help.log rc=0
     timeout 60 "$QEMU" -device help > "$log" 2>&1 || rc=$?
     if [ $rc -ne 0 ]; then
-        fail smoke/device-help "exit status $rc" "$log"
+        fail "${SAN}smoke/device-help" "exit status $rc" "$log"
     else
-        pass smoke/device-help
+        pass "${SAN}smoke/device-help" "$log"
         local d
         for d in virtio-net-pci virtio-9p-pci e1000; do
-            if grep -q "name \"$d\"" "$log"; then pass "smoke/has-$d"; else fail "smoke/has-$d" "not in -device help, see $log"; fi
+            if grep -q "name \"$d\"" "$log"; then pass "${SAN}smoke/has-$d" "$log"; else fail "${SAN}smoke/has-$d" "not in -device help, see $log"; fi
         done
-        if grep -qi 'name "[^"]*rdma' "$log"; then pass smoke/has-rdma-device; else fail smoke/has-rdma-device "no rdma device in -device help, see $log"; fi
+        if grep -qi 'name "[^"]*rdma' "$log"; then pass "${SAN}smoke/has-rdma-device"; else fail "${SAN}smoke/has-rdma-device" "no rdma device in -device help, see $log"; fi
     fi
 
     # docs/datasheet.md section 2 against the device's own properties
-    log=$LOGS/smoke/datasheet-props.log
+    log=$LOGS/${SAN}smoke/datasheet-props.log
     if python3 "$REPO/tests/docs/datasheet-props.py" "$QEMU" "$REPO/docs/datasheet.md" > "$log" 2>&1; then
-        pass smoke/datasheet-props
+        pass "${SAN}smoke/datasheet-props" "$log"
     else
-        fail smoke/datasheet-props "docs/datasheet.md section 2 and -device rdma-sim,help differ" "$log"
+        fail "${SAN}smoke/datasheet-props" "docs/datasheet.md section 2 and -device rdma-sim,help differ" "$log"
     fi
 
-    local share=$LOGS/smoke/share m
+    local share=$LOGS/${SAN}smoke/share m
     mkdir -p "$share"
     for m in pc q35; do
         qmp_smoke "$m-nodefaults" -M "$m" -accel tcg -display none -nodefaults -serial none -S \
@@ -122,18 +149,18 @@ suite_qtest() {
     local srcs=("$REPO"/tests/qtest/*-test.c)
     shopt -u nullglob
     [ ${#srcs[@]} -gt 0 ] || { echo "qtest: no tests/qtest/*-test.c, nothing to run" >&2; return 0; }
-    have_qemu qtest || return 0
-    mkdir -p "$LOGS/qtest"
+    have_qemu "${SAN}qtest" || return 0
+    mkdir -p "$LOGS/${SAN}qtest"
 
-    [ -f "$QEMU_BUILD/build.ninja" ] || { cannot_run qtest "$QEMU_BUILD is not configured; run 'make'"; return 0; }
+    [ -f "$QEMU_BUILD/build.ninja" ] || { cannot_run "${SAN}qtest" "$QEMU_BUILD is not configured; run 'make'"; return 0; }
 
     local s t
     for s in "${srcs[@]}"; do
         t=$(basename "$s" .c)
-        local log=$LOGS/qtest/$t.log blog=$LOGS/qtest/$t.build.log rc=0
+        local log=$LOGS/${SAN}qtest/$t.log blog=$LOGS/${SAN}qtest/$t.build.log rc=0
         echo "qtest: building $t" >&2
         if ! flock "$BUILD/.lock" ninja -C "$QEMU_BUILD" -j"$JOBS" "tests/qtest/$t" > "$blog" 2>&1; then
-            fail "qtest/$t" "build failed" "$blog"
+            fail "${SAN}qtest/$t" "build failed" "$blog"
             continue
         fi
         echo "qtest: running $t" >&2
@@ -153,7 +180,7 @@ suite_qtest() {
                     directive="${BASH_REMATCH[2]}${BASH_REMATCH[3]}"
                     name=${BASH_REMATCH[1]}
                 fi
-                name="qtest/$t:${name:-#$results}"
+                name="${SAN}qtest/$t:${name:-#$results}"
                 if [ -n "$directive" ]; then
                     skip "$name" "$directive"
                 elif [[ $line == ok* ]]; then
@@ -177,8 +204,11 @@ suite_qtest() {
         elif [ $results -eq 0 ] && ! grep -q '^1\.\.0' "$log"; then
             why="no TAP results"
         fi
+        if [ -z "$why" ] && [ -n "$SAN" ] && why=$(sanitizer_report "$log"); then
+            why="sanitizer: $why"
+        fi
         if [ -n "$why" ]; then
-            fail "qtest/$t" "$why" "$log"
+            fail "${SAN}qtest/$t" "$why" "$log"
         elif [ $nfail -gt 0 ]; then
             { echo "  | --- last lines of $log:"; tail -n 30 "$log" | sed 's/^/  | /'; } >&2
         fi
@@ -219,17 +249,51 @@ suite_vmtest() {
     done
 }
 
+# --- fuzz ----------------------------------------------------------------------
+suite_fuzz() {
+    local t log
+    mkdir -p "$LOGS/fuzz"
+    for t in rdma-sim-driver rdma-sim-wire; do
+        log=$LOGS/fuzz/$t.log
+        echo "fuzz: $t for ${FUZZ_SMOKE_TIME:-40}s" >&2
+        if "$REPO/scripts/fuzz.sh" smoke "$t" > "$log" 2>&1; then
+            pass "fuzz/$t"
+        else
+            fail "fuzz/$t" "$(head -n1 "$log")" "$log"
+        fi
+    done
+}
+
+# --- sanitize ------------------------------------------------------------------
+# use_sanitized: from here on, the suites use build/qemu-fuzz
+use_sanitized() {
+    QEMU=$FUZZ_BUILD/qemu-system-x86_64
+    QEMU_BUILD=$FUZZ_BUILD
+    SAN=san/
+    sanitizer_env
+}
+
+suite_sanitize() {
+    ( use_sanitized && suite_qtest
+      echo "$passed $failed $skipped" > "$LOGS/san-counts" )
+    read -r passed failed skipped < "$LOGS/san-counts"
+}
+
 # --- main ----------------------------------------------------------------------
 suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(all)
 run=()
 for s in "${suites[@]}"; do
     case $s in
-        all) run+=(smoke qtest vmtest) ;;
-        smoke|qtest|vmtest) run+=("$s") ;;
-        *) echo "check.sh: unknown suite '$s' (all, smoke, qtest, vmtest)" >&2; exit 2 ;;
+        all) if [ "${SANITIZE:-}" = 1 ]; then run+=(smoke qtest fuzz)
+             else run+=(smoke qtest vmtest fuzz sanitize); fi ;;
+        smoke|qtest|vmtest|fuzz|sanitize) run+=("$s") ;;
+        *) echo "check.sh: unknown suite '$s' (all, smoke, qtest, vmtest, fuzz, sanitize)" >&2; exit 2 ;;
     esac
 done
+if [ "${SANITIZE:-}" = 1 ]; then
+    use_sanitized
+fi
 for s in "${run[@]}"; do
     "suite_$s"
 done
