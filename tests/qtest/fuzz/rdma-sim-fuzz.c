@@ -26,7 +26,7 @@
 /* The hub the device's netdev is a port of; the fuzzer's end is another */
 #define WIRE_HUB        0
 /* The most bytes of guest RAM one MEMSET operation sets */
-#define MAX_MEMSET      (16 * 1024 * 1024)
+#define MAX_MEMSET      (1024 * 1024)
 
 QSimDev *qsim_fuzz_dev;
 static PCIDevice *pci_dev;
