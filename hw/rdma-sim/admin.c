@@ -1266,19 +1266,20 @@ static bool rdma_sim_post_completion(RdmaSimState *s, uint16_t id,
     struct rsim_admin_cqe cqe = { 0 };
     uint32_t dw0 = 0;
 
+    dw0 = FIELD_DP32(dw0, RSIM_CQE_HDR, ID, id);
+    dw0 = FIELD_DP32(dw0, RSIM_CQE_HDR, STATUS, st);
+    dw0 = FIELD_DP32(dw0, RSIM_CQE_HDR, PHASE, s->acq_phase);
+    cqe.dw0 = cpu_to_le32(dw0);
     cqe.sq_head = cpu_to_le16(s->aq_head);
     memcpy(cqe.result, result, sizeof(cqe.result));
+    rdma_sim_fault_driver(s, RDMA_SIM_FAULT_ACQE, &cqe);
     if (rdma_sim_dma_write(s, addr + 4, (uint8_t *)&cqe + 4,
                            sizeof(cqe) - 4) != MEMTX_OK) {
         return false;
     }
     /* the body must be visible before the phase bit that validates it */
     smp_wmb();
-    dw0 = FIELD_DP32(dw0, RSIM_CQE_HDR, ID, id);
-    dw0 = FIELD_DP32(dw0, RSIM_CQE_HDR, STATUS, st);
-    dw0 = FIELD_DP32(dw0, RSIM_CQE_HDR, PHASE, s->acq_phase);
-    dw0 = cpu_to_le32(dw0);
-    if (rdma_sim_dma_write(s, addr, &dw0, sizeof(dw0)) != MEMTX_OK) {
+    if (rdma_sim_dma_write(s, addr, &cqe.dw0, sizeof(cqe.dw0)) != MEMTX_OK) {
         return false;
     }
     s->acq_tail = (s->acq_tail + 1) & (s->acq_depth - 1);

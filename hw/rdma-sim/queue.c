@@ -268,16 +268,17 @@ static MemTxResult rdma_sim_write_eqe(RdmaSimState *s, uint64_t addr,
     uint32_t dw0 = 0;
     MemTxResult r;
 
+    dw0 = FIELD_DP32(dw0, RSIM_EQE_HDR, PHASE, phase);
+    dw0 = FIELD_DP32(dw0, RSIM_EQE_HDR, TYPE, type);
+    e.dw0 = cpu_to_le32(dw0);
+    rdma_sim_fault_driver(s, RDMA_SIM_FAULT_EQE, &e);
     r = rdma_sim_dma_write(s, addr + 4, (uint8_t *)&e + 4, sizeof(e) - 4);
     if (r != MEMTX_OK) {
         return r;
     }
     /* the body must be visible before the phase bit that validates it */
     smp_wmb();
-    dw0 = FIELD_DP32(dw0, RSIM_EQE_HDR, PHASE, phase);
-    dw0 = FIELD_DP32(dw0, RSIM_EQE_HDR, TYPE, type);
-    dw0 = cpu_to_le32(dw0);
-    return rdma_sim_dma_write(s, addr, &dw0, sizeof(dw0));
+    return rdma_sim_dma_write(s, addr, &e.dw0, sizeof(e.dw0));
 }
 
 void rdma_sim_aeq_post(RdmaSimState *s, enum rsim_event_type type,
@@ -484,11 +485,14 @@ bool rdma_sim_cq_has_room(RdmaSimState *s, RdmaSimCq *cq)
 bool rdma_sim_cq_post(RdmaSimState *s, RdmaSimCq *cq,
                       const struct rsim_cqe *cqe, bool solicited)
 {
+    struct rsim_cqe out = *cqe;
+
     if (!rdma_sim_cq_has_room(s, cq)) {
         return false;
     }
     cq->overflow_reported = false;
-    if (rdma_sim_ring_write_elem(s, &cq->ring, cq->prod, cqe, sizeof(*cqe)) ||
+    rdma_sim_fault_driver(s, RDMA_SIM_FAULT_CQE, &out);
+    if (rdma_sim_ring_write_elem(s, &cq->ring, cq->prod, &out, sizeof(out)) ||
         rdma_sim_ring_write_index(s, &cq->ring, RSIM_QUEUE_PROD_OFFSET,
                                   (cq->prod + 1) & cq->ring.mask)) {
         rdma_sim_cq_bad_ring(s, cq);

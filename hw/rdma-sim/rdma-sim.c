@@ -808,6 +808,9 @@ static const RdmaSimPropInfo rdma_sim_props[] = {
       "one, ppm" },
     { "fault-corrupt", PROP(fault_corrupt), 0, 0, 1000000,
       "flip a bit in this share of transmitted RoCE frames, ppm" },
+    { "fault-driver", PROP(fault_driver), 0, 0, 1000000,
+      "damage one field in this share of the completions, events and "
+      "admin completions written for the driver, ppm" },
 };
 
 #undef PROP

@@ -249,6 +249,7 @@ typedef struct RdmaSimProps {
     uint32_t fault_dup;
     uint32_t fault_reorder;
     uint32_t fault_corrupt;
+    uint32_t fault_driver;
     uint64_t fault_seed;
 } RdmaSimProps;
 
@@ -409,6 +410,15 @@ RdmaSimSrq *rdma_sim_srq_lookup(RdmaSimState *s, uint32_t srqn);
 enum rsim_status rdma_sim_ring_move(RdmaSimState *s, RdmaSimRing *from,
                                     uint32_t from_cons, uint32_t from_prod,
                                     RdmaSimRing *to);
+
+/* fault-driver.c: what the device writes for the driver, maybe damaged */
+typedef enum RdmaSimFaultEntry {
+    RDMA_SIM_FAULT_CQE,         /* struct rsim_cqe */
+    RDMA_SIM_FAULT_EQE,         /* struct rsim_eqe, async or completion EQ */
+    RDMA_SIM_FAULT_ACQE,        /* struct rsim_admin_cqe */
+} RdmaSimFaultEntry;
+void rdma_sim_fault_driver(RdmaSimState *s, RdmaSimFaultEntry kind,
+                           void *entry);
 
 /* qp.c */
 RdmaSimQp *rdma_sim_qp_lookup(RdmaSimState *s, uint32_t qpn);

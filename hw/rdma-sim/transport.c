@@ -100,7 +100,7 @@ static void rdma_sim_deliver(RdmaSimState *s, const uint8_t *data, size_t len,
 }
 
 /* xorshift64*: a small generator whose sequence the fault-seed fixes */
-static uint32_t rdma_sim_fault_rand(RdmaSimState *s)
+uint32_t rdma_sim_fault_rand(RdmaSimState *s)
 {
     s->fault_rng ^= s->fault_rng >> 12;
     s->fault_rng ^= s->fault_rng << 25;
@@ -108,7 +108,7 @@ static uint32_t rdma_sim_fault_rand(RdmaSimState *s)
     return (s->fault_rng * 0x2545f4914f6cdd1dull) >> 32;
 }
 
-static bool rdma_sim_fault_hit(RdmaSimState *s, uint32_t ppm)
+bool rdma_sim_fault_hit(RdmaSimState *s, uint32_t ppm)
 {
     return ppm && rdma_sim_fault_rand(s) % 1000000 < ppm;
 }

@@ -262,6 +262,9 @@ void rdma_sim_qp_schedule(RdmaSimState *s, RdmaSimQp *qp);
 void rdma_sim_retry_timer_update(RdmaSimState *s, RdmaSimQp *qp);
 void rdma_sim_path_from_av(RdmaSimState *s, const struct rsim_av *av,
                            uint32_t qpn, uint32_t dqpn, RocePath *p);
+/* The fault generator (fault-seed); hit: true for ppm parts per million */
+uint32_t rdma_sim_fault_rand(RdmaSimState *s);
+bool rdma_sim_fault_hit(RdmaSimState *s, uint32_t ppm);
 
 /*
  * requester.c

@@ -464,6 +464,7 @@ struct rsim_query_stats_resp {
     X(LOOPBACK_PEAK, "loopback_queue_peak"),                               \
     X(RX_DEFERRED, "rx_deferred"),                                         \
     X(RX_DROP_BUSY, "rx_drop_busy"),                                       \
+    X(FAULT_DRIVER, "fault_driver_damaged"),                               \
     __VA_ARGS__                                                            \
 }
 
