@@ -2,12 +2,15 @@
  * QTest testcase for the rdma-sim RDMA NIC: hostile input (random
  * commands and fields, ring indices, MMIO, DMA at its own BARs,
  * resets mid-stream): every case completes defined and the device
- * still answers
+ * still answers.  And its other half, hostile output for the driver:
+ * the fault-driver property damages the configured share of what the
+ * device writes for the driver, the same for the same fault-seed.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
 #include "qemu/osdep.h"
+#include <math.h>
 #include "libqos/rdma-sim.h"
 
 static const uint8_t all_opcodes[] = {
@@ -650,6 +653,175 @@ static void test_hostile_aq_tail(const char *machine)
     qsim_stop(d);
 }
 
+/*
+ * fault-driver: a run of the device whose completions, events and admin
+ * completions the test checks against what they should say.
+ */
+typedef struct FaultRun {
+    QSimDev *d;
+    unsigned entries;           /* written by the device */
+    unsigned damaged;           /* ... differing from what they should say */
+    GByteArray *seen;           /* all of them, to compare runs */
+} FaultRun;
+
+static void fault_seen(FaultRun *r, const void *entry, size_t len, bool bad)
+{
+    r->entries++;
+    r->damaged += bad;
+    g_byte_array_append(r->seen, entry, len);
+}
+
+/*
+ * A command that succeeds: commands run one at a time, so the next admin
+ * completion is its one, whatever the id and status in it say.
+ */
+static void fault_exec(FaultRun *r, const void *cmd, void *result)
+{
+    struct rsim_admin_cqe cqe;
+    uint16_t id = qsim_aq_submit(r->d, cmd);
+
+    g_assert_true(qsim_acq_poll(r->d, &cqe, QSIM_POLL_US));
+    qsim_acq_ack(r->d);
+    fault_seen(r, &cqe, sizeof(cqe), qsim_cqe_id(&cqe) != id ||
+               qsim_cqe_status(&cqe) != RSIM_STS_OK);
+    if (result) {
+        memcpy(result, cqe.result, sizeof(cqe.result));
+    }
+}
+
+static uint32_t fault_create(FaultRun *r, const void *cmd)
+{
+    struct rsim_create_resp resp;
+
+    fault_exec(r, cmd, &resp);
+    return qsim_resp_handle(&resp);
+}
+
+static void fault_eqe(FaultRun *r, const struct rsim_eqe *e, unsigned type,
+                      uint32_t object)
+{
+    fault_seen(r, e, sizeof(*e), qsim_eqe_type(e) != type ||
+               le32_to_cpu(e->object) != object);
+}
+
+/*
+ * Bring a device with these properties up, make it write n flush
+ * completions with a completion event each, and check that its counter
+ * of damaged entries agrees with the test.
+ */
+static void fault_run(FaultRun *r, const char *machine, const char *props,
+                      unsigned n)
+{
+    struct rsim_cmd_handle pd;
+    struct rsim_cmd_create_eq ec;
+    struct rsim_cmd_create_cq cc;
+    struct rsim_cmd_create_qp qc;
+    struct rsim_cmd_qp_attr mc;
+    struct rsim_cmd_query_stats sc;
+    struct rsim_qp_attr a[2];
+    struct rsim_eqe e;
+    QSimEq eq = { .vector = 1, .depth = 16, .phase = true };
+    QSimRing cq;
+    QSimQp qp;
+    uint32_t pdn, cqn, damaged;
+
+    r->d = qsim_start(machine, props, NULL);
+    r->seen = g_byte_array_new();
+    qsim_reset(r->d);
+    qsim_enable(r->d, 32, 32, 64);
+    g_assert_true(qsim_aeq_poll(r->d, &e, QSIM_POLL_US));
+    fault_eqe(r, &e, RSIM_EV_PORT_ACTIVE, 1);
+
+    QSIM_CMD_INIT(pd, RSIM_CMD_ALLOC_PD);
+    pdn = fault_create(r, &pd);
+    eq.addr = qsim_alloc(r->d, eq.depth * RSIM_EQ_ENTRY_SIZE);
+    qsim_eq_cmd(&ec, eq.vector, eq.addr, eq.depth);
+    eq.eqn = fault_create(r, &ec);
+    qsim_ring_init(r->d, &cq, RSIM_PBL_LEVEL0, 4, RSIM_CQE_LOG2_SLOT);
+    qsim_cq_cmd(&cc, eq.eqn, &cq);
+    cqn = fault_create(r, &cc);
+    qsim_qp_rings(r->d, &qp, RSIM_PBL_LEVEL0);
+    qsim_qp_cmd(&qc, RSIM_QPT_RC, pdn, cqn, cqn, &qp);
+    qp.qpn = fault_create(r, &qc);
+    /* to ERR through INIT: doorbells flush what the SQ holds */
+    qsim_attr_rc_init(&a[0]);
+    qsim_attr_init(&a[1], RSIM_QPS_ERR, 0);
+    for (unsigned i = 0; i < ARRAY_SIZE(a); i++) {
+        qtest_memwrite(r->d->qts, r->d->scratch, &a[i], sizeof(a[i]));
+        QSIM_CMD_INIT(mc, RSIM_CMD_MODIFY_QP);
+        mc.qpn = cpu_to_le32(qp.qpn);
+        mc.addr = cpu_to_le64(r->d->scratch);
+        fault_exec(r, &mc, NULL);
+    }
+
+    for (unsigned i = 0; i < n; i++) {
+        struct rsim_cqe c;
+
+        qsim_cq_arm_db(r->d, 0, cqn, RSIM_CQ_ARM_NEXT);
+        qsim_post_empty(r->d, &qp.sq, i, RSIM_WR_SEND);
+        qsim_sq_doorbell(r->d, 0, qp.qpn);
+        qsim_cq_poll(r->d, &cq, &c);
+        fault_seen(r, &c, sizeof(c), le64_to_cpu(c.wr_id) != i ||
+                   le32_to_cpu(c.status) != RSIM_WC_WR_FLUSH_ERR ||
+                   le32_to_cpu(c.opcode) != RSIM_WC_SEND ||
+                   le32_to_cpu(c.qp_num) != qp.qpn || c.byte_len);
+        g_assert_true(qsim_eq_poll(r->d, &eq, &e, QSIM_POLL_US));
+        fault_eqe(r, &e, RSIM_EV_COMPLETION, cqn);
+        qsim_eq_doorbell(r->d, &eq, false);
+    }
+
+    /* The counters are written before the completion of the command. */
+    damaged = r->damaged;
+    QSIM_CMD_INIT(sc, RSIM_CMD_QUERY_STATS);
+    sc.addr = cpu_to_le64(r->d->scratch);
+    sc.len = cpu_to_le32(RSIM_STAT_COUNT * 8);
+    fault_exec(r, &sc, NULL);
+    g_assert_cmpuint(qtest_readq(r->d->qts, r->d->scratch +
+                                 RSIM_STAT_FAULT_DRIVER * 8), ==, damaged);
+    qsim_note("%s: %u of %u entries damaged", props, r->damaged,
+              r->entries);
+    /* The device itself went on with the true values. */
+    g_assert_cmphex(qsim_rd(r->d, A_RSIM_DEV_STATUS), ==, QSIM_READY);
+    qsim_stop(r->d);
+}
+
+/* The share of damaged entries is the configured one. */
+static void test_fault_driver_share(const char *machine)
+{
+    static const uint32_t ppm[] = { 0, 100000, 1000000 };
+
+    for (unsigned i = 0; i < ARRAY_SIZE(ppm); i++) {
+        g_autofree char *props = g_strdup_printf("fault-driver=%u", ppm[i]);
+        FaultRun r = { 0 };
+        double want, sd;
+
+        fault_run(&r, machine, props, 500);
+        g_byte_array_unref(r.seen);
+        want = (double)r.entries * ppm[i] / 1e6;
+        sd = sqrt(want * (1 - ppm[i] / 1e6));
+        g_assert_cmpfloat(fabs(r.damaged - want), <=, 5 * sd);
+    }
+}
+
+/* The same fault-seed damages the same entries the same way. */
+static void test_fault_driver_seed(const char *machine)
+{
+    FaultRun r[3] = { 0 };
+
+    fault_run(&r[0], machine, "fault-driver=100000,fault-seed=42", 200);
+    fault_run(&r[1], machine, "fault-driver=100000,fault-seed=42", 200);
+    fault_run(&r[2], machine, "fault-driver=100000,fault-seed=43", 200);
+    g_assert_cmpuint(r[0].damaged, >, 0);
+    g_assert_cmpmem(r[0].seen->data, r[0].seen->len,
+                    r[1].seen->data, r[1].seen->len);
+    g_assert_cmpuint(r[0].seen->len, ==, r[2].seen->len);
+    g_assert_true(memcmp(r[0].seen->data, r[2].seen->data,
+                         r[0].seen->len));
+    for (unsigned i = 0; i < ARRAY_SIZE(r); i++) {
+        g_byte_array_unref(r[i].seen);
+    }
+}
+
 static const QSimTest tests[] = {
     { "hostile/garbage", test_hostile_garbage },
     { "hostile/fields", test_hostile_fields },
@@ -658,6 +830,8 @@ static const QSimTest tests[] = {
     { "hostile/dma-self", test_hostile_dma_self },
     { "hostile/reset-midstream", test_hostile_reset_midstream },
     { "hostile/aq-tail", test_hostile_aq_tail },
+    { "fault-driver/share", test_fault_driver_share, QSIM_ONCE },
+    { "fault-driver/seed", test_fault_driver_seed, QSIM_ONCE },
 };
 
 int main(int argc, char **argv)
