@@ -109,6 +109,7 @@ struct rsim_admin_slot {
 	u16 id;			/* command id of the command in this slot */
 	bool busy;		/* owned by a submitter */
 	bool completed;
+	bool damaged;		/* its completion disagreed with it */
 };
 
 struct rsim_admin {
@@ -119,9 +120,10 @@ struct rsim_admin {
 	u32 cq_head;
 	bool cq_phase;
 	u8 gen;			/* changes the command ids of reused slots */
-	spinlock_t lock;	/* sq_tail, cq_head, cq_phase, gen, slots */
+	spinlock_t lock;	/* sq_tail, cq_head, cq_phase, gen, slots, at */
 	struct semaphore avail;	/* free slots; depth - 1 may be outstanding */
 	struct rsim_admin_slot *slots;
+	struct rsim_admin_slot **at;	/* the command in each AQ entry */
 };
 
 /* ---- Event queues (rsim_main.c) ---------------------------------------- */

@@ -4,10 +4,13 @@
  *
  * Commands go into the admin queue (AQ), completions come back in the
  * admin completion queue (ACQ) with a phase bit.  Each submitter owns a
- * slot; the slot index and a generation number form the command id, so a
- * completion is matched to its slot and a stale one is recognised.  The
- * device executes commands in order; at most depth - 1 are outstanding
- * (a semaphore counts free slots).
+ * slot; the slot index and a generation number form the command id.  The
+ * device executes commands in order and completes each one, so the
+ * completion in ACQ entry n is the one of the command in AQ entry n (the
+ * two queues have one depth): the driver finds the command by its own
+ * position, and the id and AQ head in the completion must agree with it.
+ * A completion that does not fails its command with -EIO at once.  At
+ * most depth - 1 commands are outstanding (a semaphore counts free slots).
  *
  * Waiting: with interrupts (after probe has enabled them) a sleeping
  * submitter waits on its slot's completion, checking the ACQ itself every
@@ -121,9 +124,10 @@ int rsim_admin_init(struct rsim_dev *dev)
 	if (err)
 		goto err_sq;
 	aq->slots = kcalloc(depth, sizeof(*aq->slots), GFP_KERNEL);
-	if (!aq->slots) {
+	aq->at = kcalloc(depth, sizeof(*aq->at), GFP_KERNEL);
+	if (!aq->slots || !aq->at) {
 		err = -ENOMEM;
-		goto err_cq;
+		goto err_slots;
 	}
 	for (i = 0; i < depth; i++)
 		init_completion(&aq->slots[i].done);
@@ -141,7 +145,9 @@ int rsim_admin_init(struct rsim_dev *dev)
 	rsim_wr32(dev, A_RSIM_ACQ_DEPTH, depth);
 	return 0;
 
-err_cq:
+err_slots:
+	kfree(aq->at);
+	kfree(aq->slots);
 	rsim_dma_free(dev, &aq->cq);
 err_sq:
 	rsim_dma_free(dev, &aq->sq);
@@ -155,6 +161,8 @@ void rsim_admin_destroy(struct rsim_dev *dev)
 
 	kfree(aq->slots);
 	aq->slots = NULL;
+	kfree(aq->at);
+	aq->at = NULL;
 	rsim_dma_free(dev, &aq->cq);
 	rsim_dma_free(dev, &aq->sq);
 }
@@ -165,8 +173,8 @@ static void __rsim_admin_process(struct rsim_dev *dev)
 	struct rsim_admin *aq = &dev->aq;
 	struct rsim_admin_cqe *cqe;
 	struct rsim_admin_slot *slot;
-	u32 dw0, n = 0;
-	u16 id;
+	u32 dw0, n = 0, next;
+	u16 id, sq_head;
 
 	for (;;) {
 		cqe = aq->cq.va + aq->cq_head * RSIM_ACQ_ENTRY_SIZE;
@@ -176,20 +184,28 @@ static void __rsim_admin_process(struct rsim_dev *dev)
 		/* The rest of the entry was written before dword 0. */
 		dma_rmb();
 		id = FIELD_GET(R_RSIM_CQE_HDR_ID_MASK, dw0);
-		slot = &aq->slots[(id & 0xff) & (aq->depth - 1)];
-		if ((id & 0xff) < aq->depth && slot->busy && slot->id == id &&
-		    !slot->completed) {
+		sq_head = le16_to_cpu(READ_ONCE(cqe->sq_head));
+		next = (aq->cq_head + 1) & (aq->depth - 1);
+		slot = aq->at[aq->cq_head];
+		aq->at[aq->cq_head] = NULL;
+		if (!slot || !slot->busy || slot->completed) {
+			rsim_log(warn_ratelimited, dev,
+				 "admin completion %u (id 0x%04x, status 0x%02x) for no command ignored\n",
+				 aq->cq_head, id,
+				 (u32)FIELD_GET(R_RSIM_CQE_HDR_STATUS_MASK, dw0));
+		} else {
 			memcpy(&slot->cqe, cqe, sizeof(*cqe));
 			slot->cqe.dw0 = cpu_to_le32(dw0);
+			slot->damaged = slot->id != id || sq_head != next;
+			if (slot->damaged)
+				rsim_log(warn_ratelimited, dev,
+					 "admin completion %u has id 0x%04x and AQ head %u, not 0x%04x and %u: failing the command\n",
+					 aq->cq_head, id, sq_head, slot->id,
+					 next);
 			slot->completed = true;
 			complete(&slot->done);
-		} else {
-			rsim_log(warn_ratelimited, dev,
-				 "admin completion with unknown id 0x%04x (status 0x%02x) ignored\n",
-				 id,
-				 (u32)FIELD_GET(R_RSIM_CQE_HDR_STATUS_MASK, dw0));
 		}
-		aq->cq_head = (aq->cq_head + 1) & (aq->depth - 1);
+		aq->cq_head = next;
 		if (!aq->cq_head)
 			aq->cq_phase = !aq->cq_phase;
 		n++;
@@ -356,6 +372,7 @@ int rsim_admin_exec(struct rsim_dev *dev, struct rsim_admin_cmd *cmd,
 	dw0 |= FIELD_PREP(R_RSIM_CMD_HDR_ID_MASK, slot->id);
 	cmd->dw0 = cpu_to_le32(dw0);
 	memcpy(aq->sq.va + aq->sq_tail * RSIM_AQ_ENTRY_SIZE, cmd, sizeof(*cmd));
+	aq->at[aq->sq_tail] = slot;
 	aq->sq_tail = (aq->sq_tail + 1) & (aq->depth - 1);
 	/* writel orders the command in memory before the doorbell. */
 	rsim_wr32(dev, A_RSIM_AQ_TAIL, aq->sq_tail);
@@ -375,6 +392,10 @@ int rsim_admin_exec(struct rsim_dev *dev, struct rsim_admin_cmd *cmd,
 			return -ETIMEDOUT;
 		}
 		return err;
+	}
+	if (slot->damaged) {
+		rsim_admin_release_slot(dev, slot);
+		return -EIO;
 	}
 	if (cqe)
 		memcpy(cqe, &slot->cqe, sizeof(*cqe));
