@@ -6,6 +6,7 @@
  *   rsim_admin.c    admin queue mechanics (submission, completion, timeouts)
  *   rsim_cmd.c      one function per admin command
  *   rsim_queue.c    page lists and Soft-RoCE format rings
+ *   rsim_kwq.c      kernel work requests and their completions
  *   rsim_verbs.c    ib_device_ops: device, port, PD, CQ, QP, SRQ, AH
  *   rsim_mr.c       memory registration
  *   rsim_netdev.c   the port's Ethernet net_device
@@ -193,6 +194,33 @@ struct rsim_ring {
 	struct rsim_mmap_entry *mentry;	/* user rings */
 };
 
+/* ---- Kernel work queues (rsim_kwq.c) ----------------------------------- */
+enum rsim_kwq_kind {
+	RSIM_KWQ_SQ,
+	RSIM_KWQ_RQ,
+	RSIM_KWQ_SRQ,
+};
+
+/* A kernel work request as posted */
+struct rsim_kwr {
+	u64 wr_id;		/* the kernel user's: the device never sees it */
+	u32 seq;		/* of its cookie; 0: retired */
+	u32 len;		/* bytes its SGEs or inline data hold */
+	u8 opcode;		/* send: enum ib_wc_opcode of its completion */
+	bool signaled;		/* a receive always is */
+};
+
+/* The work requests of a kernel SQ, RQ or SRQ: one per ring slot */
+struct rsim_kwq {
+	struct rsim_kwr *wrs;
+	u32 mask;
+	u32 done;		/* oldest slot not retired */
+	u32 flushed;		/* next slot a software flush completes */
+	u32 seq;		/* of the newest cookie */
+	u32 owner;		/* QPN or SRQN */
+	u8 kind;		/* enum rsim_kwq_kind */
+};
+
 /* ---- Verbs objects (rsim_verbs.c, rsim_mr.c) --------------------------- */
 struct rsim_ucontext {
 	struct ib_ucontext ibucontext;
@@ -221,7 +249,8 @@ struct rsim_srq {
 	u32 srqn;
 	bool user;
 	struct rsim_ring ring;
-	spinlock_t lock;	/* kernel SRQ producer */
+	struct rsim_kwq kwq;	/* kernel SRQ */
+	spinlock_t lock;	/* kernel SRQ: producer, kwq */
 	u32 prod;
 	u32 max_wr;
 	u32 max_sge;
@@ -239,6 +268,8 @@ struct rsim_qp {
 	bool has_rq;
 	struct rsim_ring sq;
 	struct rsim_ring rq;
+	struct rsim_kwq skwq;	/* kernel QP: its SQ's and RQ's work requests */
+	struct rsim_kwq rkwq;
 	spinlock_t sq_lock;	/* kernel QP: SQ producer */
 	spinlock_t rq_lock;	/* kernel QP: RQ producer */
 	u32 sq_prod;
@@ -513,10 +544,26 @@ static inline void rsim_ring_store_cons(struct rsim_ring *ring, u32 index)
 	WRITE_ONCE(ring->hdr->consumer_index, cpu_to_le32(index & ring->mask));
 }
 
+/* rsim_kwq.c */
+int rsim_kwq_init(struct rsim_kwq *q, u8 kind, u32 owner, u32 depth);
+void rsim_kwq_free(struct rsim_kwq *q);
+bool rsim_kwq_full(const struct rsim_kwq *q, u32 prod);
+u64 rsim_kwq_post(struct rsim_kwq *q, u32 slot, u64 wr_id, u8 opcode,
+		  u32 len, bool signaled);
+u8 rsim_wc_opcode(enum ib_wr_opcode opcode);
+void rsim_cqe_to_wc(const struct rsim_cqe *cqe, struct ib_wc *wc);
+int rsim_kcq_poll(struct rsim_dev *dev, struct rsim_cq *cq, int num,
+		  struct ib_wc *wc);
+void rsim_qp_sw_flush(struct rsim_dev *dev, struct rsim_qp *qp);
+
 /* rsim_verbs.c */
 extern const struct ib_device_ops rsim_dev_ops;
 int rsim_ib_register(struct rsim_dev *dev);
 void rsim_ib_unregister(struct rsim_dev *dev);
+struct rsim_qp *rsim_qp_get(struct rsim_dev *dev, u32 qpn);
+void rsim_qp_put(struct rsim_qp *qp);
+struct rsim_srq *rsim_srq_get(struct rsim_dev *dev, u32 srqn);
+void rsim_srq_put(struct rsim_srq *srq);
 void rsim_qp_event(struct rsim_dev *dev, u32 qpn, enum ib_event_type type);
 void rsim_srq_event(struct rsim_dev *dev, u32 srqn, enum ib_event_type type);
 void rsim_cq_event(struct rsim_dev *dev, u32 cqn, enum ib_event_type type);

@@ -353,18 +353,6 @@ static bool rsim_cq_empty(struct rsim_cq *cq)
 	return rsim_ring_load_prod(&cq->ring) == cons;
 }
 
-/* Dead device: write a completion in place of the device (CQ lock held). */
-static bool rsim_cq_sw_post(struct rsim_cq *cq, const struct rsim_cqe *cqe)
-{
-	u32 prod = rsim_ring_load_prod(&cq->ring);
-
-	if (cq->user || ((prod + 1) & cq->ring.mask) == cq->cons)
-		return false;
-	memcpy(rsim_ring_elem(&cq->ring, prod), cqe, sizeof(*cqe));
-	rsim_ring_store_prod(&cq->ring, prod + 1);
-	return true;
-}
-
 /* Call the handler of every kernel CQ with completions (process context). */
 void rsim_flush_work(struct work_struct *work)
 {
@@ -528,46 +516,38 @@ out:
 	return err;
 }
 
-static bool rsim_cqe_to_wc(struct rsim_dev *dev, const void *slot,
-			   struct ib_wc *wc)
+/*
+ * A user CQ polled through uverbs: the completions hold the process's own
+ * wr_ids; only the QP must be one of the CQ's.
+ */
+static int rsim_ucq_poll(struct rsim_dev *dev, struct rsim_cq *cq, int num,
+			 struct ib_wc *wc)
 {
+	u32 cons = rsim_ring_load_cons(&cq->ring);
+	u32 prod = rsim_ring_load_prod(&cq->ring);
 	struct rsim_cqe cqe;
 	struct rsim_qp *qp;
-	u32 flags;
+	int n = 0;
 
-	/* Read the entry once; a user CQ is writable by its process. */
-	memcpy(&cqe, slot, sizeof(cqe));
-	qp = xa_load(&dev->qps, le32_to_cpu(cqe.qp_num));
-	if (!qp) {
-		ibdev_warn_ratelimited(&dev->ibdev,
-				       "completion for unknown QP %u dropped\n",
-				       le32_to_cpu(cqe.qp_num));
-		return false;
+	for (; n < num && cons != prod; cons = (cons + 1) & cq->ring.mask) {
+		/* Read the entry once; a user CQ is writable by its process. */
+		memcpy(&cqe, rsim_ring_elem(&cq->ring, cons), sizeof(cqe));
+		qp = xa_load(&dev->qps, le32_to_cpu(cqe.qp_num));
+		if (!qp || (qp->ibqp.send_cq != &cq->ibcq &&
+			    qp->ibqp.recv_cq != &cq->ibcq)) {
+			ibdev_warn_ratelimited(&dev->ibdev,
+					       "CQ %u: completion for QP %u, not one of its QPs, dropped\n",
+					       cq->cqn, le32_to_cpu(cqe.qp_num));
+			continue;
+		}
+		memset(&wc[n], 0, sizeof(wc[n]));
+		rsim_cqe_to_wc(&cqe, &wc[n]);
+		wc[n].wr_id = le64_to_cpu(cqe.wr_id);
+		wc[n].qp = &qp->ibqp;
+		n++;
 	}
-	memset(wc, 0, sizeof(*wc));
-	wc->wr_id = le64_to_cpu(cqe.wr_id);
-	wc->status = le32_to_cpu(cqe.status);
-	wc->opcode = le32_to_cpu(cqe.opcode);
-	wc->vendor_err = le32_to_cpu(cqe.vendor_err);
-	wc->byte_len = le32_to_cpu(cqe.byte_len);
-	wc->qp = &qp->ibqp;
-	wc->src_qp = le32_to_cpu(cqe.src_qp);
-	flags = le32_to_cpu(cqe.wc_flags);
-	if (flags & RSIM_WC_GRH)
-		wc->wc_flags |= IB_WC_GRH;
-	if (flags & RSIM_WC_WITH_IMM) {
-		wc->wc_flags |= IB_WC_WITH_IMM;
-		wc->ex.imm_data = (__force __be32)cqe.ex;
-	} else if (flags & RSIM_WC_WITH_INV) {
-		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
-		wc->ex.invalidate_rkey = le32_to_cpu(cqe.ex);
-	}
-	wc->pkey_index = le16_to_cpu(cqe.pkey_index);
-	wc->slid = le16_to_cpu(cqe.slid);
-	wc->sl = cqe.sl;
-	wc->dlid_path_bits = cqe.dlid_path_bits;
-	wc->port_num = cqe.port_num ?: 1;
-	return true;
+	rsim_ring_store_cons(&cq->ring, cons);
+	return n;
 }
 
 static int rsim_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
@@ -575,24 +555,12 @@ static int rsim_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 	struct rsim_dev *dev = to_rdev(ibcq->device);
 	struct rsim_cq *cq = to_rcq(ibcq);
 	unsigned long flags;
-	u32 prod, cons;
 	int n = 0;
 
 	spin_lock_irqsave(&cq->lock, flags);
-	if (cq->resizing)
-		goto out;
-	/* A user CQ polled through uverbs: its index lives in the ring. */
-	cons = cq->user ? rsim_ring_load_cons(&cq->ring) : cq->cons;
-	prod = rsim_ring_load_prod(&cq->ring);
-	while (n < num && cons != prod) {
-		if (rsim_cqe_to_wc(dev, rsim_ring_elem(&cq->ring, cons),
-				   &wc[n]))
-			n++;
-		cons = (cons + 1) & cq->ring.mask;
-	}
-	cq->cons = cons;
-	rsim_ring_store_cons(&cq->ring, cons);
-out:
+	if (!cq->resizing)
+		n = cq->user ? rsim_ucq_poll(dev, cq, num, wc) :
+		    rsim_kcq_poll(dev, cq, num, wc);
 	spin_unlock_irqrestore(&cq->lock, flags);
 	return n;
 }
@@ -621,7 +589,7 @@ static int rsim_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags f)
 
 /* ---- Queue pairs ------------------------------------------------------- */
 
-static struct rsim_qp *rsim_qp_get(struct rsim_dev *dev, u32 qpn)
+struct rsim_qp *rsim_qp_get(struct rsim_dev *dev, u32 qpn)
 {
 	unsigned long flags;
 	struct rsim_qp *qp;
@@ -634,7 +602,7 @@ static struct rsim_qp *rsim_qp_get(struct rsim_dev *dev, u32 qpn)
 	return qp;
 }
 
-static void rsim_qp_put(struct rsim_qp *qp)
+void rsim_qp_put(struct rsim_qp *qp)
 {
 	if (refcount_dec_and_test(&qp->refcnt))
 		complete(&qp->free);
@@ -659,81 +627,6 @@ void rsim_qp_event(struct rsim_dev *dev, u32 qpn, enum ib_event_type type)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 	}
 	rsim_qp_put(qp);
-}
-
-/*
- * Dead device: complete the outstanding work requests of a kernel queue
- * with WR_FLUSH_ERR in software, as the device would have.
- */
-static void rsim_sw_flush_ring(struct rsim_qp *qp, struct rsim_ring *ring,
-			       spinlock_t *lock, u32 *prod, struct ib_cq *ibcq,
-			       bool send)
-{
-	struct rsim_cq *cq = to_rcq(ibcq);
-	struct rsim_cqe cqe;
-	unsigned long flags, cflags;
-	u32 cons;
-
-	spin_lock_irqsave(lock, flags);
-	cons = rsim_ring_load_cons(ring);
-	spin_lock_irqsave(&cq->lock, cflags);
-	while (cons != *prod && !cq->resizing) {
-		const void *wqe = rsim_ring_elem(ring, cons);
-
-		memset(&cqe, 0, sizeof(cqe));
-		if (send) {
-			const struct rsim_send_wqe *s = wqe;
-
-			cqe.wr_id = s->wr_id;
-			switch (le32_to_cpu(s->opcode)) {
-			case RSIM_WR_RDMA_WRITE:
-			case RSIM_WR_RDMA_WRITE_WITH_IMM:
-				cqe.opcode = cpu_to_le32(RSIM_WC_RDMA_WRITE);
-				break;
-			case RSIM_WR_RDMA_READ:
-				cqe.opcode = cpu_to_le32(RSIM_WC_RDMA_READ);
-				break;
-			case RSIM_WR_ATOMIC_CMP_AND_SWP:
-				cqe.opcode = cpu_to_le32(RSIM_WC_COMP_SWAP);
-				break;
-			case RSIM_WR_ATOMIC_FETCH_AND_ADD:
-				cqe.opcode = cpu_to_le32(RSIM_WC_FETCH_ADD);
-				break;
-			case RSIM_WR_LOCAL_INV:
-				cqe.opcode = cpu_to_le32(RSIM_WC_LOCAL_INV);
-				break;
-			case RSIM_WR_REG_MR:
-				cqe.opcode = cpu_to_le32(RSIM_WC_REG_MR);
-				break;
-			default:
-				cqe.opcode = cpu_to_le32(RSIM_WC_SEND);
-				break;
-			}
-		} else {
-			cqe.wr_id = ((const struct rsim_recv_wqe *)wqe)->wr_id;
-			cqe.opcode = cpu_to_le32(RSIM_WC_RECV);
-		}
-		cqe.status = cpu_to_le32(RSIM_WC_WR_FLUSH_ERR);
-		cqe.qp_num = cpu_to_le32(qp->qpn);
-		cqe.port_num = 1;
-		if (!rsim_cq_sw_post(cq, &cqe))
-			break;
-		cons = (cons + 1) & ring->mask;
-	}
-	spin_unlock_irqrestore(&cq->lock, cflags);
-	rsim_ring_store_cons(ring, cons);
-	spin_unlock_irqrestore(lock, flags);
-}
-
-static void rsim_qp_sw_flush(struct rsim_dev *dev, struct rsim_qp *qp)
-{
-	if (qp->user)
-		return;
-	rsim_sw_flush_ring(qp, &qp->sq, &qp->sq_lock, &qp->sq_prod,
-			   qp->ibqp.send_cq, true);
-	if (qp->has_rq)
-		rsim_sw_flush_ring(qp, &qp->rq, &qp->rq_lock, &qp->rq_prod,
-				   qp->ibqp.recv_cq, false);
 }
 
 void rsim_flush_kernel_qps(struct rsim_dev *dev)
@@ -848,7 +741,14 @@ static int rsim_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		goto err_rq;
 	ibqp->qp_num = qp->qpn;
 
-	if (udata) {
+	if (!udata) {
+		err = rsim_kwq_init(&qp->skwq, RSIM_KWQ_SQ, qp->qpn, sq_depth);
+		if (!err && qp->has_rq)
+			err = rsim_kwq_init(&qp->rkwq, RSIM_KWQ_RQ, qp->qpn,
+					    rq_depth);
+		if (err)
+			goto err_destroy;
+	} else {
 		err = rsim_ring_map_user(dev, &qp->sq, uctx, &resp.sq_mi);
 		if (!err && qp->has_rq)
 			err = rsim_ring_map_user(dev, &qp->rq, uctx,
@@ -875,6 +775,8 @@ static int rsim_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 err_destroy:
 	if (rsim_cmd_destroy_qp(dev, qp->qpn))
 		rsim_destroy_refused(dev, "QP", qp->qpn, -EIO);
+	rsim_kwq_free(&qp->rkwq);
+	rsim_kwq_free(&qp->skwq);
 err_rq:
 	rsim_ring_free(dev, &qp->rq);
 err_sq:
@@ -899,6 +801,8 @@ static int rsim_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	xa_erase_irq(&dev->qps, qp->qpn);
 	rsim_qp_put(qp);
 	wait_for_completion(&qp->free);
+	rsim_kwq_free(&qp->rkwq);
+	rsim_kwq_free(&qp->skwq);
 	rsim_ring_free(dev, &qp->rq);
 	rsim_ring_free(dev, &qp->sq);
 	return 0;
@@ -1219,7 +1123,6 @@ static int rsim_build_send_wqe(struct rsim_qp *qp, const struct ib_send_wr *wr,
 		return -EINVAL;
 	}
 
-	wqe->wr_id = cpu_to_le64(wr->wr_id);
 	wqe->opcode = cpu_to_le32(wr->opcode);
 	if (!data) {
 		flags &= ~IB_SEND_INLINE;
@@ -1278,17 +1181,22 @@ static int rsim_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		goto out;
 	}
 	for (; wr; wr = wr->next) {
-		u32 next = (qp->sq_prod + 1) & qp->sq.mask;
+		struct rsim_send_wqe *wqe = rsim_ring_elem(&qp->sq, qp->sq_prod);
 
-		if (next == rsim_ring_load_cons(&qp->sq)) {
+		if (rsim_kwq_full(&qp->skwq, qp->sq_prod)) {
 			err = -ENOMEM;
 			break;
 		}
-		err = rsim_build_send_wqe(qp, wr,
-					  rsim_ring_elem(&qp->sq, qp->sq_prod));
+		err = rsim_build_send_wqe(qp, wr, wqe);
 		if (err)
 			break;
-		qp->sq_prod = next;
+		wqe->wr_id = cpu_to_le64(rsim_kwq_post(&qp->skwq, qp->sq_prod,
+						       wr->wr_id,
+						       rsim_wc_opcode(wr->opcode),
+						       le32_to_cpu(wqe->dma.length),
+						       qp->sig_all ||
+						       (wr->send_flags & IB_SEND_SIGNALED)));
+		WRITE_ONCE(qp->sq_prod, (qp->sq_prod + 1) & qp->sq.mask);
 		n++;
 	}
 	if (n) {
@@ -1308,8 +1216,9 @@ out:
 }
 
 /* Write receive WQEs into a ring; returns how many (*err on failure). */
-static u32 rsim_post_recv_ring(struct rsim_ring *ring, u32 *prod,
-			       u32 max_sge, const struct ib_recv_wr *wr,
+static u32 rsim_post_recv_ring(struct rsim_ring *ring, struct rsim_kwq *q,
+			       u32 *prod, u32 max_sge,
+			       const struct ib_recv_wr *wr,
 			       const struct ib_recv_wr **bad_wr, int *err)
 {
 	struct rsim_recv_wqe *wqe;
@@ -1317,9 +1226,7 @@ static u32 rsim_post_recv_ring(struct rsim_ring *ring, u32 *prod,
 
 	*err = 0;
 	for (; wr; wr = wr->next) {
-		u32 next = (*prod + 1) & ring->mask;
-
-		if (next == rsim_ring_load_cons(ring)) {
+		if (rsim_kwq_full(q, *prod)) {
 			*err = -ENOMEM;
 			break;
 		}
@@ -1329,12 +1236,14 @@ static u32 rsim_post_recv_ring(struct rsim_ring *ring, u32 *prod,
 		}
 		wqe = rsim_ring_elem(ring, *prod);
 		memset(wqe, 0, sizeof(*wqe));
-		wqe->wr_id = cpu_to_le64(wr->wr_id);
 		rsim_wqe_sges(wqe->sge, wr->sg_list, wr->num_sge, &length);
+		wqe->wr_id = cpu_to_le64(rsim_kwq_post(q, *prod, wr->wr_id,
+						       IB_WC_RECV, length,
+						       true));
 		wqe->dma.length = cpu_to_le32(length);
 		wqe->dma.resid = cpu_to_le32(length);
 		wqe->dma.num_sge = cpu_to_le32(wr->num_sge);
-		*prod = next;
+		WRITE_ONCE(*prod, (*prod + 1) & ring->mask);
 		n++;
 	}
 	if (*err)
@@ -1368,8 +1277,8 @@ static int rsim_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		return -EINVAL;
 	}
 	spin_lock_irqsave(&qp->rq_lock, flags);
-	n = rsim_post_recv_ring(&qp->rq, &qp->rq_prod, qp->max_recv_sge, wr,
-				bad_wr, &err);
+	n = rsim_post_recv_ring(&qp->rq, &qp->rkwq, &qp->rq_prod,
+				qp->max_recv_sge, wr, bad_wr, &err);
 	/* A hint only: the device reads the producer index when it needs. */
 	if (n && !rsim_dead(dev))
 		writel(qp->qpn, dev->db + A_RSIM_DB_RQ);
@@ -1383,9 +1292,8 @@ static int rsim_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 
 /* ---- Shared receive queues --------------------------------------------- */
 
-void rsim_srq_event(struct rsim_dev *dev, u32 srqn, enum ib_event_type type)
+struct rsim_srq *rsim_srq_get(struct rsim_dev *dev, u32 srqn)
 {
-	struct ib_event ev = {};
 	unsigned long flags;
 	struct rsim_srq *srq;
 
@@ -1394,6 +1302,20 @@ void rsim_srq_event(struct rsim_dev *dev, u32 srqn, enum ib_event_type type)
 	if (srq && !refcount_inc_not_zero(&srq->refcnt))
 		srq = NULL;
 	xa_unlock_irqrestore(&dev->srqs, flags);
+	return srq;
+}
+
+void rsim_srq_put(struct rsim_srq *srq)
+{
+	if (refcount_dec_and_test(&srq->refcnt))
+		complete(&srq->free);
+}
+
+void rsim_srq_event(struct rsim_dev *dev, u32 srqn, enum ib_event_type type)
+{
+	struct rsim_srq *srq = rsim_srq_get(dev, srqn);
+	struct ib_event ev = {};
+
 	if (!srq)
 		return;
 	if (srq->ibsrq.event_handler) {
@@ -1402,8 +1324,7 @@ void rsim_srq_event(struct rsim_dev *dev, u32 srqn, enum ib_event_type type)
 		ev.event = type;
 		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
 	}
-	if (refcount_dec_and_test(&srq->refcnt))
-		complete(&srq->free);
+	rsim_srq_put(srq);
 }
 
 static int rsim_create_srq(struct ib_srq *ibsrq,
@@ -1446,7 +1367,11 @@ static int rsim_create_srq(struct ib_srq *ibsrq,
 	err = rsim_cmd_create_srq(dev, &p, &srq->srqn);
 	if (err)
 		goto err_ring;
-	if (udata) {
+	if (!udata) {
+		err = rsim_kwq_init(&srq->kwq, RSIM_KWQ_SRQ, srq->srqn, depth);
+		if (err)
+			goto err_destroy;
+	} else {
 		err = rsim_ring_map_user(dev, &srq->ring, rsim_uctx(udata),
 					 &resp.mi);
 		if (err)
@@ -1466,6 +1391,7 @@ static int rsim_create_srq(struct ib_srq *ibsrq,
 err_destroy:
 	if (rsim_cmd_destroy_srq(dev, srq->srqn))
 		rsim_destroy_refused(dev, "SRQ", srq->srqn, -EIO);
+	rsim_kwq_free(&srq->kwq);
 err_ring:
 	rsim_ring_free(dev, &srq->ring);
 	return err;
@@ -1574,9 +1500,9 @@ static int rsim_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	if (err)
 		rsim_destroy_refused(dev, "SRQ", srq->srqn, err);
 	xa_erase_irq(&dev->srqs, srq->srqn);
-	if (refcount_dec_and_test(&srq->refcnt))
-		complete(&srq->free);
+	rsim_srq_put(srq);
 	wait_for_completion(&srq->free);
+	rsim_kwq_free(&srq->kwq);
 	rsim_ring_free(dev, &srq->ring);
 	return 0;
 }
@@ -1600,8 +1526,8 @@ static int rsim_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		return 0;
 	}
 	spin_lock_irqsave(&srq->lock, flags);
-	n = rsim_post_recv_ring(&srq->ring, &srq->prod, srq->max_sge, wr,
-				bad_wr, &err);
+	n = rsim_post_recv_ring(&srq->ring, &srq->kwq, &srq->prod,
+				srq->max_sge, wr, bad_wr, &err);
 	if (n && !rsim_dead(dev))
 		writel(srq->srqn, dev->db + A_RSIM_DB_SRQ);
 	spin_unlock_irqrestore(&srq->lock, flags);
