@@ -234,6 +234,7 @@ struct rsim_pd {
 struct rsim_cq {
 	struct ib_cq ibcq;
 	u32 cqn;
+	u32 vector;		/* completion vector: its EQ */
 	bool user;
 	struct rsim_ring ring;
 	spinlock_t lock;	/* kernel CQ: consumer index, software flush */
@@ -567,7 +568,8 @@ void rsim_srq_put(struct rsim_srq *srq);
 void rsim_qp_event(struct rsim_dev *dev, u32 qpn, enum ib_event_type type);
 void rsim_srq_event(struct rsim_dev *dev, u32 srqn, enum ib_event_type type);
 void rsim_cq_event(struct rsim_dev *dev, u32 cqn, enum ib_event_type type);
-void rsim_cq_comp_event(struct rsim_dev *dev, u32 cqn);
+bool rsim_cq_comp_event(struct rsim_dev *dev, u32 cqn);
+void rsim_cq_comp_event_all(struct rsim_dev *dev, u32 vector);
 void rsim_flush_kernel_qps(struct rsim_dev *dev);
 void rsim_flush_work(struct work_struct *work);
 void rsim_destroy_refused(struct rsim_dev *dev, const char *what, u32 num,

@@ -274,8 +274,9 @@ static irqreturn_t rsim_eq_irq(int irq, void *data)
 {
 	struct rsim_eq *eq = data;
 	struct rsim_dev *dev = eq->dev;
+	bool taken, refused = false;
 	struct rsim_eqe *eqe;
-	u32 dw0, obj;
+	u32 dw0, obj, type;
 
 	for (;;) {
 		eqe = eq->buf.va + eq->head * RSIM_EQ_ENTRY_SIZE;
@@ -284,24 +285,27 @@ static irqreturn_t rsim_eq_irq(int irq, void *data)
 			break;
 		dma_rmb();
 		obj = le32_to_cpu(eqe->object);
-		switch (FIELD_GET(R_RSIM_EQE_HDR_TYPE_MASK, dw0)) {
-		case RSIM_EV_COMPLETION:
-			rsim_cq_comp_event(dev, obj);
-			break;
-		case RSIM_EV_ETH:
-			rsim_netdev_eth_event(dev, obj);
-			break;
-		default:
+		type = FIELD_GET(R_RSIM_EQE_HDR_TYPE_MASK, dw0);
+		if (type == RSIM_EV_COMPLETION) {
+			taken = rsim_cq_comp_event(dev, obj);
+		} else {
+			taken = type == RSIM_EV_ETH && obj <= RSIM_ETHQ_RX;
+			if (taken)
+				rsim_netdev_eth_event(dev, obj);
+		}
+		if (!taken) {
 			rsim_log(warn_ratelimited, dev,
-				 "EQ %u: unknown event type 0x%02x (object %u)\n",
-				 eq->eqn,
-				 (u32)FIELD_GET(R_RSIM_EQE_HDR_TYPE_MASK, dw0),
-				 obj);
-			break;
+				 "EQ %u: event type 0x%02x for object %u refused: every CQ of the EQ and the Ethernet rings get one instead\n",
+				 eq->eqn, type, obj);
+			refused = true;
 		}
 		eq->head = (eq->head + 1) & (eq->depth - 1);
 		if (!eq->head)
 			eq->phase = !eq->phase;
+	}
+	if (refused) {
+		rsim_cq_comp_event_all(dev, eq - dev->eqs);
+		rsim_netdev_eth_event(dev, RSIM_ETHQ_RX);
 	}
 	/* Re-arm: the device signals at once if entries arrived meanwhile. */
 	if (!rsim_dead(dev))

@@ -316,18 +316,53 @@ static void rsim_cq_put(struct rsim_cq *cq)
 		complete(&cq->free);
 }
 
-/* COMPLETION event of a completion EQ (interrupt context) */
-void rsim_cq_comp_event(struct rsim_dev *dev, u32 cqn)
+/*
+ * Call the completion handler of a CQ.  A CQ its kernel user polls itself
+ * is never armed and takes no events (the core calls one a bug: WARN).
+ */
+static bool rsim_cq_notify(struct rsim_cq *cq)
+{
+	if (!cq->ibcq.comp_handler || cq->ibcq.poll_ctx == IB_POLL_DIRECT)
+		return false;
+	cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	return true;
+}
+
+/*
+ * COMPLETION event of a completion EQ (interrupt context); false if it
+ * names no CQ that takes events.
+ */
+bool rsim_cq_comp_event(struct rsim_dev *dev, u32 cqn)
 {
 	struct rsim_cq *cq = rsim_cq_get(dev, cqn);
+	bool taken;
 
-	if (!cq) {
-		rsim_log(dbg, dev, "completion event for no CQ %u\n", cqn);
-		return;
-	}
-	if (cq->ibcq.comp_handler)
-		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	if (!cq)
+		return false;
+	taken = rsim_cq_notify(cq);
 	rsim_cq_put(cq);
+	return taken;
+}
+
+/*
+ * An event of a completion vector was refused: it may have been any of its
+ * CQs'.  They all get one: a spurious event costs a poll, a lost one can
+ * leave a kernel user waiting for ever.
+ */
+void rsim_cq_comp_event_all(struct rsim_dev *dev, u32 vector)
+{
+	unsigned long index;
+	struct rsim_cq *cq;
+	void *entry;
+
+	xa_for_each(&dev->cqs, index, entry) {
+		cq = rsim_cq_get(dev, index);
+		if (!cq)
+			continue;
+		if (cq->vector == vector)
+			rsim_cq_notify(cq);
+		rsim_cq_put(cq);
+	}
 }
 
 void rsim_cq_event(struct rsim_dev *dev, u32 cqn, enum ib_event_type type)
@@ -371,9 +406,8 @@ void rsim_flush_work(struct work_struct *work)
 			spin_lock_irqsave(&cq->lock, flags);
 			pending = !cq->resizing && !rsim_cq_empty(cq);
 			spin_unlock_irqrestore(&cq->lock, flags);
-			if (pending && cq->ibcq.comp_handler)
-				cq->ibcq.comp_handler(&cq->ibcq,
-						      cq->ibcq.cq_context);
+			if (pending)
+				rsim_cq_notify(cq);
 		}
 		rsim_cq_put(cq);
 	}
@@ -408,7 +442,8 @@ static int rsim_create_cq(struct ib_cq *ibcq,
 	if (err)
 		return err;
 
-	p.eqn = dev->eqs[attr->comp_vector].eqn;
+	cq->vector = attr->comp_vector;
+	p.eqn = dev->eqs[cq->vector].eqn;
 	p.db_page = 0;
 	rsim_ring_cmd(&cq->ring, &p.ring);
 	err = rsim_cmd_create_cq(dev, &p, &cq->cqn);
