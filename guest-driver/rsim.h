@@ -368,6 +368,7 @@ struct rsim_dev {
 	struct list_head kernel_qps;
 	struct work_struct fatal_work;
 	struct work_struct flush_work;
+	struct work_struct port_work;
 
 	/* from QUERY_DEVICE / QUERY_PORT */
 	u64 node_guid;
@@ -379,7 +380,7 @@ struct rsim_dev {
 	u8 mac[ETH_ALEN];
 	u32 eth_mtu;
 
-	bool link_up;			/* device port state */
+	bool link_up;			/* device port state (QUERY_PORT) */
 	bool ib_port_active;		/* last state reported to the IB core */
 	spinlock_t port_lock;		/* link_up, ib_port_active */
 

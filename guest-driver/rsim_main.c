@@ -149,15 +149,36 @@ void rsim_port_update(struct rsim_dev *dev)
 	}
 }
 
-static void rsim_link_event(struct rsim_dev *dev, bool up)
+static void rsim_link_set(struct rsim_dev *dev, u8 state)
 {
+	bool up = state == RSIM_PORT_ACTIVE, changed;
 	unsigned long flags;
 
 	spin_lock_irqsave(&dev->port_lock, flags);
+	changed = dev->link_up != up;
 	dev->link_up = up;
 	spin_unlock_irqrestore(&dev->port_lock, flags);
-	rsim_log(info, dev, "port link %s\n", up ? "up" : "down");
+	if (changed)
+		rsim_log(info, dev, "port link %s\n", up ? "up" : "down");
 	rsim_port_update(dev);
+}
+
+/* A port event only says when to ask: the state is QUERY_PORT's. */
+static void rsim_port_work(struct work_struct *work)
+{
+	struct rsim_dev *dev = container_of(work, struct rsim_dev, port_work);
+	struct rsim_query_port_resp p;
+	int err;
+
+	if (rsim_dead(dev))
+		return;
+	err = rsim_cmd_query_port(dev, &p);
+	if (err)
+		rsim_log(warn_ratelimited, dev,
+			 "QUERY_PORT after a port event failed (%d): port state unchanged\n",
+			 err);
+	else
+		rsim_link_set(dev, p.state);
 }
 
 /* ---- Async event queue (MSI-X vector 0, with admin completions) -------- */
@@ -166,10 +187,8 @@ static void rsim_async_event(struct rsim_dev *dev, u8 type, u32 obj, u64 data)
 {
 	switch (type) {
 	case RSIM_EV_PORT_ACTIVE:
-		rsim_link_event(dev, true);
-		break;
 	case RSIM_EV_PORT_DOWN:
-		rsim_link_event(dev, false);
+		schedule_work(&dev->port_work);
 		break;
 	case RSIM_EV_CQ_ERR:
 		rsim_log(warn_ratelimited, dev,
@@ -202,7 +221,10 @@ static void rsim_async_event(struct rsim_dev *dev, u8 type, u32 obj, u64 data)
 		rsim_srq_event(dev, obj, IB_EVENT_SRQ_ERR);
 		break;
 	case RSIM_EV_DEVICE_FATAL:
-		rsim_dev_fatal(dev, "DEVICE_FATAL event");
+		/* The device has stopped if DEV_STATUS says so. */
+		if (rsim_check_health(dev))
+			rsim_log(warn_ratelimited, dev,
+				 "DEVICE_FATAL event, but DEV_STATUS says the device works: ignored\n");
 		break;
 	default:
 		rsim_log(warn_ratelimited, dev,
@@ -624,6 +646,7 @@ static int rsim_query(struct rsim_dev *dev)
 	}
 	ether_addr_copy(dev->mac, p.mac);
 	dev->eth_mtu = le32_to_cpu(p.eth_mtu);
+	rsim_link_set(dev, p.state);
 	return 0;
 }
 
@@ -663,6 +686,7 @@ static int rsim_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	spin_lock_init(&dev->port_lock);
 	INIT_WORK(&dev->fatal_work, rsim_fatal_work);
 	INIT_WORK(&dev->flush_work, rsim_flush_work);
+	INIT_WORK(&dev->port_work, rsim_port_work);
 
 	err = pci_enable_device_mem(pdev);
 	if (err) {
@@ -771,6 +795,8 @@ err_reset:
 	rsim_eqs_free(dev);
 	if (dev->admin_irq_requested)
 		free_irq(pci_irq_vector(pdev, RSIM_MSIX_VECTOR_ADMIN), dev);
+	/* No port event can schedule it again. */
+	cancel_work_sync(&dev->port_work);
 err_admin:
 	rsim_dma_free(dev, &dev->aeq.buf);
 	rsim_admin_destroy(dev);
@@ -808,6 +834,7 @@ static void rsim_remove(struct pci_dev *pdev)
 	if (rsim_reset(dev))
 		dev_warn(&pdev->dev, "reset on remove failed\n");
 	free_irq(pci_irq_vector(pdev, RSIM_MSIX_VECTOR_ADMIN), dev);
+	cancel_work_sync(&dev->port_work);
 	rsim_eqs_free(dev);
 	rsim_dma_free(dev, &dev->stats_buf);
 	dma_pool_destroy(dev->attr_pool);

@@ -370,8 +370,11 @@ void rsim_cq_event(struct rsim_dev *dev, u32 cqn, enum ib_event_type type)
 	struct rsim_cq *cq = rsim_cq_get(dev, cqn);
 	struct ib_event ev = {};
 
-	if (!cq)
+	if (!cq) {
+		rsim_log(warn_ratelimited, dev,
+			 "async event %d for no CQ %u ignored\n", type, cqn);
 		return;
+	}
 	if (cq->ibcq.event_handler) {
 		ev.device = &dev->ibdev;
 		ev.element.cq = &cq->ibcq;
@@ -649,7 +652,8 @@ void rsim_qp_event(struct rsim_dev *dev, u32 qpn, enum ib_event_type type)
 	struct ib_event ev = {};
 
 	if (!qp) {
-		rsim_log(dbg, dev, "async event %d for no QP %u\n", type, qpn);
+		rsim_log(warn_ratelimited, dev,
+			 "async event %d for no QP %u ignored\n", type, qpn);
 		return;
 	}
 	if (type == IB_EVENT_QP_FATAL || type == IB_EVENT_QP_REQ_ERR ||
@@ -1351,8 +1355,11 @@ void rsim_srq_event(struct rsim_dev *dev, u32 srqn, enum ib_event_type type)
 	struct rsim_srq *srq = rsim_srq_get(dev, srqn);
 	struct ib_event ev = {};
 
-	if (!srq)
+	if (!srq) {
+		rsim_log(warn_ratelimited, dev,
+			 "async event %d for no SRQ %u ignored\n", type, srqn);
 		return;
+	}
 	if (srq->ibsrq.event_handler) {
 		ev.device = &dev->ibdev;
 		ev.element.srq = &srq->ibsrq;
