@@ -403,7 +403,12 @@ int rsim_admin_exec(struct rsim_dev *dev, struct rsim_admin_cmd *cmd,
 			   le32_to_cpu(slot->cqe.dw0));
 	rsim_admin_release_slot(dev, slot);
 	err = rsim_status_to_errno(status);
-	if (err)
+	/* Only a status the datasheet does not define maps to -EIO. */
+	if (err == -EIO)
+		rsim_log(warn_ratelimited, dev,
+			 "admin command %s completed with unknown status 0x%02x: it fails with -EIO\n",
+			 rsim_opcode_name(opcode), status);
+	else if (err)
 		rsim_log(dbg, dev, "admin command %s failed: status 0x%02x (%d)\n",
 			 rsim_opcode_name(opcode), status, err);
 	return err;
