@@ -228,15 +228,16 @@ gt_hold() {
     grep -q READY /tmp/hold.out || gt_fail "verbs-test hold did not get ready: $(cat /tmp/hold.out)"
 }
 
-# gt_check_dmesg: fails on an oops, a WARN, a BUG, a lockdep or KASAN report;
-# the driver's messages go to the results share (dmesg-rdma_sim.txt).
+# gt_check_dmesg: fails on an oops, a WARN, a BUG, a lockup, a lockdep or
+# KASAN report; the driver's messages go to the results share
+# (dmesg-rdma_sim.txt).
 gt_check_dmesg() {
     local bad
     dmesg | grep -iE 'rdma_sim|rsim' | gt_save dmesg-rdma_sim.txt || true
-    bad=$(dmesg | grep -E 'Oops|BUG:|WARNING:|Call Trace|general protection|kernel NULL pointer|UBSAN|KASAN|refcount_t:|possible circular locking|INFO: task .* blocked' || true)
+    bad=$(dmesg | grep -E 'Oops|BUG:|WARNING:|Call Trace|general protection|kernel NULL pointer|UBSAN|KASAN|refcount_t:|possible circular locking|INFO: task .* blocked|soft lockup|rcu: .*stall|Kernel panic' || true)
     if [[ -n $bad ]]; then
         dmesg | tail -n 80
         gt_fail "kernel log has errors: $(head -n 3 <<<"$bad" | tr '\n' ';')"
     fi
-    gt_log "kernel log: no oops, WARN or BUG"
+    gt_log "kernel log: no oops, WARN, BUG or lockup"
 }
