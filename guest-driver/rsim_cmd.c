@@ -23,19 +23,36 @@ static int rsim_exec(struct rsim_dev *dev, void *cmd,
 	return rsim_admin_exec(dev, cmd, cqe, false);
 }
 
-/* Run a command that creates an object; *handle is the object's number. */
+/*
+ * Run a command that creates an object; *handle is the object's number,
+ * which must lie in [first, end): the device's table for its kind.  A
+ * number outside (a status the device damaged into OK, or a made-up
+ * number) fails the command with -EIO; what the device made, if it made
+ * anything, stays until the device is reset.
+ */
 static int rsim_exec_create(struct rsim_dev *dev, void *cmd, bool atomic,
-			    u32 *handle)
+			    u32 first, u64 end, u32 *handle)
 {
+	const struct rsim_cmd_hdr *hdr = cmd;
 	const struct rsim_create_resp *r;
 	struct rsim_admin_cqe cqe;
+	u32 h;
 	int err;
 
 	err = rsim_admin_exec(dev, cmd, &cqe, atomic);
 	if (err)
 		return err;
 	r = (const void *)cqe.result;
-	*handle = le32_to_cpu(r->handle);
+	h = le32_to_cpu(r->handle);
+	if (h < first || h >= end) {
+		rsim_log(warn_ratelimited, dev,
+			 "%s returned number %u, outside %u..%llu: failing the command\n",
+			 rsim_opcode_name(FIELD_GET(R_RSIM_CMD_HDR_OPCODE_MASK,
+						    le32_to_cpu(hdr->dw0))),
+			 h, first, end - 1);
+		return -EIO;
+	}
+	*handle = h;
 	return 0;
 }
 
@@ -134,7 +151,7 @@ int rsim_cmd_create_eq(struct rsim_dev *dev, u32 vector, dma_addr_t addr,
 	c.vector = cpu_to_le32(vector);
 	c.addr = cpu_to_le64(addr);
 	c.depth = cpu_to_le32(depth);
-	return rsim_exec_create(dev, &c, false, eqn);
+	return rsim_exec_create(dev, &c, false, 0, dev->caps.max_eq, eqn);
 }
 
 int rsim_cmd_destroy_eq(struct rsim_dev *dev, u32 eqn)
@@ -165,7 +182,7 @@ int rsim_cmd_alloc_pd(struct rsim_dev *dev, u32 *pdn)
 	struct rsim_admin_cmd c;
 
 	rsim_cmd_init(&c, sizeof(c), RSIM_CMD_ALLOC_PD);
-	return rsim_exec_create(dev, &c, false, pdn);
+	return rsim_exec_create(dev, &c, false, 0, dev->caps.max_pd, pdn);
 }
 
 int rsim_cmd_dealloc_pd(struct rsim_dev *dev, u32 pdn)
@@ -182,7 +199,7 @@ int rsim_cmd_create_cq(struct rsim_dev *dev,
 	c.eqn = cpu_to_le32(p->eqn);
 	c.db_page = cpu_to_le32(p->db_page);
 	rsim_ring_to_desc(&p->ring, &c.q);
-	return rsim_exec_create(dev, &c, false, cqn);
+	return rsim_exec_create(dev, &c, false, 0, dev->caps.max_cq, cqn);
 }
 
 int rsim_cmd_resize_cq(struct rsim_dev *dev, u32 cqn,
@@ -230,7 +247,12 @@ int rsim_cmd_create_qp(struct rsim_dev *dev,
 		rsim_ring_to_desc(&p->rq, &c.rq);
 	c.max_inline = cpu_to_le16(p->max_inline);
 	c.db_page = cpu_to_le16(p->db_page);
-	return rsim_exec_create(dev, &c, false, qpn);
+	/* The GSI QP is QPN 1, the others 2 .. CAP_MAX_QP - 1. */
+	if (p->qp_type == RSIM_QPT_GSI)
+		return rsim_exec_create(dev, &c, false, RSIM_GSI_QPN,
+					RSIM_GSI_QPN + 1, qpn);
+	return rsim_exec_create(dev, &c, false, RSIM_GSI_QPN + 1,
+				dev->caps.max_qp, qpn);
 }
 
 int rsim_cmd_modify_qp(struct rsim_dev *dev, u32 qpn, dma_addr_t attr)
@@ -269,7 +291,8 @@ int rsim_cmd_create_srq(struct rsim_dev *dev,
 	c.limit = cpu_to_le32(p->limit);
 	c.max_sge = p->max_sge;
 	c.db_page = cpu_to_le16(p->db_page);
-	return rsim_exec_create(dev, &c, false, srqn);
+	return rsim_exec_create(dev, &c, false, 0, dev->caps.max_srq,
+				srqn);
 }
 
 int rsim_cmd_modify_srq(struct rsim_dev *dev, u32 srqn, u32 mask, u32 limit,
@@ -319,7 +342,7 @@ int rsim_cmd_create_ah(struct rsim_dev *dev, u32 pdn,
 	rsim_cmd_init(&c, sizeof(c), RSIM_CMD_CREATE_AH);
 	c.pdn = cpu_to_le32(pdn);
 	c.av = *av;
-	return rsim_exec_create(dev, &c, atomic, ahn);
+	return rsim_exec_create(dev, &c, atomic, 1, dev->caps.max_ah, ahn);
 }
 
 int rsim_cmd_destroy_ah(struct rsim_dev *dev, u32 ahn, bool atomic)
@@ -372,7 +395,8 @@ int rsim_cmd_alloc_stag(struct rsim_dev *dev, u32 pdn, u32 max_pages,
 	c.pdn = cpu_to_le32(pdn);
 	c.max_pages = cpu_to_le32(max_pages);
 	c.pbl_addr = cpu_to_le64(pbl_addr);
-	return rsim_exec_create(dev, &c, false, key);
+	/* any key: the device chooses them */
+	return rsim_exec_create(dev, &c, false, 0, (u64)U32_MAX + 1, key);
 }
 
 int rsim_cmd_mr_translate(struct rsim_dev *dev, u32 key, u32 pdn, u32 access,

@@ -47,14 +47,21 @@ void rsim_destroy_refused(struct rsim_dev *dev, const char *what, u32 num,
 /*
  * Last step of creating a CQ, QP or SRQ: insert it in its table (where
  * events look it up) and, for user space, copy the response out.  On
- * failure it is no longer in the table.
+ * failure it is no longer in the table.  -EBUSY: the device handed out
+ * the number of an object that still exists (reported here); the caller
+ * must not destroy that number, it is the other object's.
  */
-static int rsim_publish(struct xarray *xa, u32 num, void *obj,
+static int rsim_publish(struct rsim_dev *dev, const char *what,
+			struct xarray *xa, u32 num, void *obj,
 			struct ib_udata *udata, void *resp, size_t len)
 {
 	int err;
 
 	err = xa_insert_irq(xa, num, obj, GFP_KERNEL);
+	if (err == -EBUSY)
+		rsim_log(warn_ratelimited, dev,
+			 "the device created %s %u, which exists: failing the command\n",
+			 what, num);
 	if (err || !udata)
 		return err;
 	err = ib_copy_to_udata(udata, resp, len);
@@ -458,7 +465,12 @@ static int rsim_create_cq(struct ib_cq *ibcq,
 		if (err)
 			goto err_destroy;
 	}
-	err = rsim_publish(&dev->cqs, cq->cqn, cq, udata, &resp, sizeof(resp));
+	err = rsim_publish(dev, "CQ", &dev->cqs, cq->cqn, cq, udata, &resp,
+			   sizeof(resp));
+	if (err == -EBUSY) {
+		err = -EIO;
+		goto err_ring;
+	}
 	if (err)
 		goto err_destroy;
 	ibcq->cqe = depth - 1;
@@ -795,7 +807,12 @@ static int rsim_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		if (err)
 			goto err_destroy;
 	}
-	err = rsim_publish(&dev->qps, qp->qpn, qp, udata, &resp, sizeof(resp));
+	err = rsim_publish(dev, "QP", &dev->qps, qp->qpn, qp, udata, &resp,
+			   sizeof(resp));
+	if (err == -EBUSY) {
+		err = -EIO;
+		goto err_kwq;
+	}
 	if (err)
 		goto err_destroy;
 	if (!udata) {
@@ -814,6 +831,7 @@ static int rsim_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 err_destroy:
 	if (rsim_cmd_destroy_qp(dev, qp->qpn))
 		rsim_destroy_refused(dev, "QP", qp->qpn, -EIO);
+err_kwq:
 	rsim_kwq_free(&qp->rkwq);
 	rsim_kwq_free(&qp->skwq);
 err_rq:
@@ -1420,8 +1438,12 @@ static int rsim_create_srq(struct ib_srq *ibsrq,
 			goto err_destroy;
 		resp.srq_num = srq->srqn;
 	}
-	err = rsim_publish(&dev->srqs, srq->srqn, srq, udata, &resp,
-			   sizeof(resp));
+	err = rsim_publish(dev, "SRQ", &dev->srqs, srq->srqn, srq, udata,
+			   &resp, sizeof(resp));
+	if (err == -EBUSY) {
+		err = -EIO;
+		goto err_kwq;
+	}
 	if (err)
 		goto err_destroy;
 	srq->max_wr = depth - 1;
@@ -1433,6 +1455,7 @@ static int rsim_create_srq(struct ib_srq *ibsrq,
 err_destroy:
 	if (rsim_cmd_destroy_srq(dev, srq->srqn))
 		rsim_destroy_refused(dev, "SRQ", srq->srqn, -EIO);
+err_kwq:
 	rsim_kwq_free(&srq->kwq);
 err_ring:
 	rsim_ring_free(dev, &srq->ring);
