@@ -928,6 +928,39 @@ static bool rsim_sq_state_ok(u8 state)
 	       state == IB_QPS_SQE || state == IB_QPS_ERR;
 }
 
+/* Dead device: let kernel users tear down, ERR and RESET still work. */
+static int rsim_modify_qp_dead(struct rsim_dev *dev, struct rsim_qp *qp,
+			       struct ib_qp_attr *attr, int mask)
+{
+	if (!(mask & IB_QP_STATE) || (attr->qp_state != IB_QPS_ERR &&
+				      attr->qp_state != IB_QPS_RESET))
+		return -EIO;
+	WRITE_ONCE(qp->state, attr->qp_state);
+	if (attr->qp_state == IB_QPS_ERR) {
+		rsim_qp_sw_flush(dev, qp);
+		schedule_work(&dev->flush_work);
+	}
+	return 0;
+}
+
+/*
+ * Moving a QP to RESET, or to ERR from any state but RESET, without other
+ * attributes, is always legal and doing it twice changes nothing: when it
+ * fails the device damaged its completion (or died).  Tries this often;
+ * the core cannot cope with such a failure (ib_drain_qp WARNs and leaves
+ * the QP undrained).
+ */
+#define RSIM_MODIFY_TRIES	3
+
+static bool rsim_modify_qp_repeatable(struct rsim_qp *qp,
+				      const struct ib_qp_attr *attr, int mask)
+{
+	return mask == IB_QP_STATE &&
+	       (attr->qp_state == IB_QPS_RESET ||
+		(attr->qp_state == IB_QPS_ERR &&
+		 READ_ONCE(qp->state) != IB_QPS_RESET));
+}
+
 static int rsim_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 			  int mask, struct ib_udata *udata)
 {
@@ -935,24 +968,15 @@ static int rsim_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	struct rsim_qp *qp = to_rqp(ibqp);
 	struct rsim_qp_attr *a;
 	unsigned long flags;
+	unsigned int tries;
 	dma_addr_t dma;
 	int err;
 
 	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
 		return -EOPNOTSUPP;
 
-	if (rsim_dead(dev)) {
-		/* Let kernel users tear down: ERR and RESET still work. */
-		if (!(mask & IB_QP_STATE) || (attr->qp_state != IB_QPS_ERR &&
-					      attr->qp_state != IB_QPS_RESET))
-			return -EIO;
-		WRITE_ONCE(qp->state, attr->qp_state);
-		if (attr->qp_state == IB_QPS_ERR) {
-			rsim_qp_sw_flush(dev, qp);
-			schedule_work(&dev->flush_work);
-		}
-		return 0;
-	}
+	if (rsim_dead(dev))
+		return rsim_modify_qp_dead(dev, qp, attr, mask);
 
 	a = dma_pool_zalloc(dev->attr_pool, GFP_KERNEL, &dma);
 	if (!a)
@@ -1000,7 +1024,18 @@ static int rsim_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	if (mask & IB_QP_DEST_QPN)
 		a->dest_qp_num = cpu_to_le32(attr->dest_qp_num);
 
-	err = rsim_cmd_modify_qp(dev, qp->qpn, dma);
+	for (tries = 1; ; tries++) {
+		err = rsim_cmd_modify_qp(dev, qp->qpn, dma);
+		if (!err || rsim_dead(dev) || tries == RSIM_MODIFY_TRIES ||
+		    !rsim_modify_qp_repeatable(qp, attr, mask))
+			break;
+		rsim_log(warn_ratelimited, dev,
+			 "QP %u: MODIFY_QP to %s failed (%d), which cannot fail: trying again\n",
+			 qp->qpn, attr->qp_state == IB_QPS_ERR ? "ERR" : "RESET",
+			 err);
+	}
+	if (err && rsim_dead(dev) && rsim_modify_qp_repeatable(qp, attr, mask))
+		err = rsim_modify_qp_dead(dev, qp, attr, mask);
 	if (err)
 		goto out;
 	if (mask & IB_QP_STATE) {
