@@ -8,7 +8,8 @@
 # events and async events (SQ_DRAINED, QP_LAST_WQE_REACHED, CQ_ERR); then
 # tests/vm/progs/kverbs_test.ko runs the kernel verbs paths (DMA
 # MR, kernel rings, inline sends, fast registration, drain, CQ resize,
-# softirq completion events, an AH created in atomic context).
+# softirq completion events, an AH created in atomic context, a kernel
+# SRQ whose ring goes round three times).
 set -euo pipefail
 # shellcheck source=tests/vm/test-lib.sh
 . "$(dirname "$0")/test-lib.sh"

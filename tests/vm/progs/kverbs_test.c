@@ -7,8 +7,9 @@
  *   (DMA SGEs with the PD's lkey, inline data from kernel memory, RDMA
  *   WRITE, fast registration: alloc_mr + map_mr_sg + REG_MR, LOCAL_INV),
  *   ib_drain_qp (the device flushes everything when the QP enters ERR),
- *   completion events on a softirq CQ, and an address handle created and
- *   destroyed in atomic context.
+ *   completion events on a softirq CQ, an address handle created and
+ *   destroyed in atomic context, and an SRQ whose ring goes round three
+ *   times.
  * Without the device's transport the work requests complete only by being
  * flushed, which is what this checks.  The module loads (and stays until
  * rmmod) when every check passed; it logs "kverbs_test: PASS" or the
@@ -144,6 +145,97 @@ static struct ib_qp *kt_qp(struct ib_pd *pd, struct ib_cq *cq)
 	};
 
 	return ib_create_qp(pd, &ia);
+}
+
+/* Poll cq until a and b completed (for at most 2 to 4 s) */
+static bool kt_wait2(struct ib_cq *cq, struct kt_wr *a, struct kt_wr *b)
+{
+	int n;
+
+	for (n = 0; n < 400 && !(a->done && b->done); n++) {
+		ib_process_cq_direct(cq, -1);
+		if (!(a->done && b->done))
+			usleep_range(5000, 10000);
+	}
+	return a->done && b->done;
+}
+
+/*
+ * A kernel SRQ: an RC QP that sends to itself receives from it, one
+ * message at a time, for three laps of the SRQ's ring (its receive
+ * records must be free again as their completions come).
+ */
+static void kt_srq(struct ib_device *dev, struct ib_pd *pd,
+		   const struct ib_gid_attr *g, dma_addr_t dma)
+{
+	struct ib_srq_init_attr sia = {
+		.attr = { .max_wr = 4, .max_sge = 1 },
+		.srq_type = IB_SRQT_BASIC,
+	};
+	struct ib_qp_init_attr ia = {
+		.cap = { .max_send_wr = 4, .max_send_sge = 1 },
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.qp_type = IB_QPT_RC,
+	};
+	struct ib_sge rsge = { .addr = dma + 512, .length = 64,
+			       .lkey = pd->local_dma_lkey };
+	struct ib_sge ssge = { .addr = dma + 1024, .length = 32,
+			       .lkey = pd->local_dma_lkey };
+	struct ib_recv_wr rwr = { .sg_list = &rsge, .num_sge = 1 };
+	struct ib_send_wr swr = { .sg_list = &ssge, .num_sge = 1,
+				  .opcode = IB_WR_SEND,
+				  .send_flags = IB_SEND_SIGNALED };
+	struct ib_srq *srq;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	struct kt_wr r, s;
+	int i, rounds, err;
+
+	cq = ib_alloc_cq(dev, NULL, 16, 0, IB_POLL_DIRECT);
+	CHECK(!IS_ERR(cq), "SRQ: ib_alloc_cq");
+	if (IS_ERR(cq))
+		return;
+	srq = ib_create_srq(pd, &sia);
+	CHECK(!IS_ERR(srq), "ib_create_srq (4 receives): %u",
+	      IS_ERR(srq) ? 0 : sia.attr.max_wr);
+	if (IS_ERR(srq))
+		goto out_cq;
+	ia.send_cq = cq;
+	ia.recv_cq = cq;
+	ia.srq = srq;
+	qp = ib_create_qp(pd, &ia);
+	CHECK(!IS_ERR(qp), "ib_create_qp RC on the SRQ");
+	if (IS_ERR(qp))
+		goto out_srq;
+	err = kt_to_rts(qp, g);
+	CHECK(!err, "RC QP %u on the SRQ to RTS (%d)", qp->qp_num, err);
+	/* receive and send: done, status (and length) of the last round */
+	kt_init(&r);
+	kt_init(&s);
+	rounds = 3 * (sia.attr.max_wr + 1);
+	for (i = 0; !err && i < rounds; i++) {
+		kt_init(&r);
+		kt_init(&s);
+		rwr.wr_cqe = &r.cqe;
+		swr.wr_cqe = &s.cqe;
+		err = ib_post_srq_recv(srq, &rwr, NULL);
+		if (!err)
+			err = ib_post_send(qp, &swr, NULL);
+		if (!err && (!kt_wait2(cq, &r, &s) ||
+			     r.status != IB_WC_SUCCESS || r.byte_len != 32 ||
+			     r.opcode != IB_WC_RECV || s.status != IB_WC_SUCCESS))
+			err = -EIO;
+	}
+	CHECK(!err, "%d of %d rounds SEND -> SRQ receive (%d; last: %d/%d/%u, %d/%d)",
+	      err ? i - 1 : i, rounds, err, r.done, r.status, r.byte_len,
+	      s.done, s.status);
+	ib_drain_qp(qp);
+	ib_process_cq_direct(cq, -1);
+	ib_destroy_qp(qp);
+out_srq:
+	ib_destroy_srq(srq);
+out_cq:
+	ib_free_cq(cq);
 }
 
 enum { KT_RECV0, KT_RECV1, KT_SEND_SGE, KT_SEND_INLINE, KT_WRITE, KT_REG,
@@ -399,6 +491,8 @@ static void kt_run(struct ib_device *dev)
 		      "completion event -> softirq poll -> done callback (status %d)",
 		      ev.status);
 	}
+
+	kt_srq(dev, pd, g, dma);
 
 out:
 	if (qp2)
