@@ -210,11 +210,14 @@ struct rsim_kwr {
 	bool signaled;		/* a receive always is */
 };
 
-/* The work requests of a kernel SQ, RQ or SRQ: one per ring slot */
+/*
+ * The work requests of a kernel SQ, RQ or SRQ: one per ring slot (an SRQ's
+ * receive takes any free one)
+ */
 struct rsim_kwq {
 	struct rsim_kwr *wrs;
 	u32 mask;
-	u32 done;		/* oldest slot not retired */
+	u32 done;		/* oldest slot not retired; SRQ: next to try */
 	u32 flushed;		/* next slot a software flush completes */
 	u32 seq;		/* of the newest cookie */
 	u32 owner;		/* QPN or SRQN */
@@ -550,6 +553,7 @@ static inline void rsim_ring_store_cons(struct rsim_ring *ring, u32 index)
 int rsim_kwq_init(struct rsim_kwq *q, u8 kind, u32 owner, u32 depth);
 void rsim_kwq_free(struct rsim_kwq *q);
 bool rsim_kwq_full(const struct rsim_kwq *q, u32 prod);
+int rsim_kwq_srq_slot(struct rsim_kwq *q);
 u64 rsim_kwq_post(struct rsim_kwq *q, u32 slot, u64 wr_id, u8 opcode,
 		  u32 len, bool signaled);
 u8 rsim_wc_opcode(enum ib_wr_opcode opcode);

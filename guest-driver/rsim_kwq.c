@@ -19,7 +19,10 @@
  * requests before it: unsignaled sends silently, the others (whose
  * completion the device lost) with an error completion each; nothing is
  * left waiting for a completion that will not come.  A slot is reused
- * only when its work request is retired.
+ * only when its work request is retired.  An SRQ completes out of order
+ * (its receives go to several QPs): its records are not its ring slots, a
+ * receive takes any free one, so a receive whose completion the device
+ * lost keeps one record, not the ring slot the ring comes back to.
  *
  * Each queue has one consumer, the poller of its CQ (CQ lock held; an SRQ
  * also takes its own lock, as several CQs complete its work requests),
@@ -69,6 +72,24 @@ bool rsim_kwq_full(const struct rsim_kwq *q, u32 prod)
 {
 	/* Pairs with the release in rsim_kwq_retire: its entries are free. */
 	return ((prod + 1) & q->mask) == smp_load_acquire(&q->done);
+}
+
+/*
+ * A free record of an SRQ (its lock held), searched from the one after
+ * the last taken; -1 if there is none.
+ */
+int rsim_kwq_srq_slot(struct rsim_kwq *q)
+{
+	u32 i, r;
+
+	for (i = 0; i <= q->mask; i++) {
+		r = (q->done + i) & q->mask;
+		if (!q->wrs[r].seq) {
+			q->done = (r + 1) & q->mask;
+			return r;
+		}
+	}
+	return -1;
 }
 
 static u64 rsim_cookie(const struct rsim_kwq *q, u32 slot)
@@ -235,11 +256,9 @@ static bool rsim_kwq_next(const struct rsim_kwq *q, u32 prod, bool flush,
 	return false;
 }
 
-/* The producer index of the queue (an SRQ's: with its lock held) */
+/* The producer index of a QP's SQ or RQ */
 static u32 rsim_kwq_prod(const struct rsim_kcqe *k)
 {
-	if (k->srq)
-		return k->srq->prod;
 	if (k->q->kind == RSIM_KWQ_SQ)
 		return READ_ONCE(k->qp->sq_prod);
 	return READ_ONCE(k->qp->rq_prod);
@@ -329,22 +348,21 @@ static void rsim_kcqe_check(struct rsim_dev *dev, struct rsim_cq *cq,
 		k->bad = "byte_len";
 }
 
-/* Retire slot, and with it those before it in an SQ or RQ. */
-static void rsim_kwq_retire(struct rsim_kwq *q, u32 slot, u32 prod)
+/*
+ * Retire slot, and with it those before it in an SQ or RQ.  An SRQ's
+ * record is free again (its lock held).
+ */
+static void rsim_kwq_retire(struct rsim_kwq *q, u32 slot)
 {
 	u32 done = q->done;
 
 	q->wrs[slot].seq = 0;
-	if (q->kind == RSIM_KWQ_SRQ) {
-		while (done != prod && !q->wrs[done].seq)
-			done = (done + 1) & q->mask;
-	} else {
-		for (; done != slot; done = (done + 1) & q->mask)
-			q->wrs[done].seq = 0;
-		done = (slot + 1) & q->mask;
-	}
+	if (q->kind == RSIM_KWQ_SRQ)
+		return;
+	for (; done != slot; done = (done + 1) & q->mask)
+		q->wrs[done].seq = 0;
 	/* Pairs with the acquire in rsim_kwq_full. */
-	smp_store_release(&q->done, done);
+	smp_store_release(&q->done, (slot + 1) & q->mask);
 }
 
 static void rsim_kwr_to_wc(const struct rsim_kcqe *k, u32 slot,
@@ -373,19 +391,23 @@ static bool rsim_kcqe_poll(struct rsim_dev *dev, struct rsim_cq *cq,
 	struct rsim_kcqe k = { .cqe = *cqe };
 	unsigned long flags = 0;
 	bool used = true;
-	u32 prod, lost;
+	u32 lost;
 
 	*filled = false;
 	if (!rsim_kcqe_find(dev, cq, &k))
 		goto out;
-	if (k.srq)
+	if (k.srq) {
 		spin_lock_irqsave(&k.srq->lock, flags);
-	prod = rsim_kwq_prod(&k);
+		/* The poller of another CQ may have retired it meanwhile. */
+		if (k.q->wrs[k.slot].seq !=
+		    FIELD_GET(RSIM_COOKIE_SEQ, le64_to_cpu(cqe->wr_id)))
+			goto unlock;
+	}
 	/* In order: requests before it are done, and tell if they lost one */
 	while (k.q->kind != RSIM_KWQ_SRQ && k.q->done != k.slot) {
 		lost = k.q->done;
 		if (!k.q->wrs[lost].signaled) {
-			rsim_kwq_retire(k.q, lost, prod);
+			rsim_kwq_retire(k.q, lost);
 			continue;
 		}
 		ibdev_warn_ratelimited(&dev->ibdev,
@@ -395,7 +417,7 @@ static bool rsim_kcqe_poll(struct rsim_dev *dev, struct rsim_cq *cq,
 		wc->status = IB_WC_GENERAL_ERR;
 		wc->port_num = 1;
 		rsim_kwr_to_wc(&k, lost, wc);
-		rsim_kwq_retire(k.q, lost, prod);
+		rsim_kwq_retire(k.q, lost);
 		*filled = true;
 		used = false;
 		goto unlock;
@@ -422,7 +444,7 @@ static bool rsim_kcqe_poll(struct rsim_dev *dev, struct rsim_cq *cq,
 		rsim_kwr_to_wc(&k, k.slot, wc);
 		*filled = true;
 	}
-	rsim_kwq_retire(k.q, k.slot, prod);
+	rsim_kwq_retire(k.q, k.slot);
 unlock:
 	if (k.srq)
 		spin_unlock_irqrestore(&k.srq->lock, flags);

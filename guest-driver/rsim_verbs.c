@@ -1307,18 +1307,25 @@ out:
 	return err;
 }
 
-/* Write receive WQEs into a ring; returns how many (*err on failure). */
+/*
+ * Write receive WQEs into a ring; returns how many (*err on failure).  An
+ * RQ's record is its ring slot; an SRQ's ring has room when the device
+ * has read its WQEs, and a receive takes any free record.
+ */
 static u32 rsim_post_recv_ring(struct rsim_ring *ring, struct rsim_kwq *q,
 			       u32 *prod, u32 max_sge,
 			       const struct ib_recv_wr *wr,
 			       const struct ib_recv_wr **bad_wr, int *err)
 {
+	bool srq = q->kind == RSIM_KWQ_SRQ;
 	struct rsim_recv_wqe *wqe;
 	u32 n = 0, length;
+	int slot;
 
 	*err = 0;
 	for (; wr; wr = wr->next) {
-		if (rsim_kwq_full(q, *prod)) {
+		if (srq ? ((*prod + 1) & ring->mask) == rsim_ring_load_cons(ring) :
+		    rsim_kwq_full(q, *prod)) {
 			*err = -ENOMEM;
 			break;
 		}
@@ -1326,10 +1333,19 @@ static u32 rsim_post_recv_ring(struct rsim_ring *ring, struct rsim_kwq *q,
 			*err = -EINVAL;
 			break;
 		}
+		if (srq) {
+			slot = rsim_kwq_srq_slot(q);
+			if (slot < 0) {
+				*err = -ENOMEM;
+				break;
+			}
+		} else {
+			slot = *prod;
+		}
 		wqe = rsim_ring_elem(ring, *prod);
 		memset(wqe, 0, sizeof(*wqe));
 		rsim_wqe_sges(wqe->sge, wr->sg_list, wr->num_sge, &length);
-		wqe->wr_id = cpu_to_le64(rsim_kwq_post(q, *prod, wr->wr_id,
+		wqe->wr_id = cpu_to_le64(rsim_kwq_post(q, slot, wr->wr_id,
 						       IB_WC_RECV, length,
 						       true));
 		wqe->dma.length = cpu_to_le32(length);
