@@ -503,6 +503,9 @@ int rsim_ring_alloc(struct rsim_dev *dev, struct rsim_ring *ring, u32 depth,
 		    u32 elem_size);
 void rsim_ring_free(struct rsim_dev *dev, struct rsim_ring *ring);
 void rsim_ring_cmd(const struct rsim_ring *ring, struct rsim_cmd_ring *r);
+void rsim_ring_mark_new(struct rsim_ring *ring);
+int rsim_ring_move_result(struct rsim_dev *dev, const char *cmd, u32 num,
+			  int err, const struct rsim_ring *ring);
 int rsim_ring_map_user(struct rsim_dev *dev, struct rsim_ring *ring,
 		       struct ib_ucontext *uctx, struct mminfo *mi);
 u32 rsim_ring_depth(u32 max_entries);

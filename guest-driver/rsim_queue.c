@@ -337,6 +337,48 @@ err_buf:
 }
 
 /*
+ * RESIZE_CQ and MODIFY_SRQ move a queue to a new ring and set the new
+ * ring's producer index when they do (datasheet section 5), as the last
+ * step before the device uses it.  It starts out of range, so whether the
+ * device moved is known without believing the command's completion,
+ * which the device may have damaged.
+ */
+#define RSIM_RING_NOT_TAKEN	U32_MAX
+
+void rsim_ring_mark_new(struct rsim_ring *ring)
+{
+	WRITE_ONCE(ring->hdr->producer_index, cpu_to_le32(RSIM_RING_NOT_TAKEN));
+}
+
+/*
+ * The outcome of a command that moves a queue to ring, given the errno of
+ * its completion: 0 if the device uses the new ring, else an errno.
+ */
+int rsim_ring_move_result(struct rsim_dev *dev, const char *cmd, u32 num,
+			  int err, const struct rsim_ring *ring)
+{
+	bool moved;
+
+	/* A device reset makes no more DMA: either ring is safe to free. */
+	if (rsim_dead(dev))
+		return err;
+	moved = le32_to_cpu(READ_ONCE(ring->hdr->producer_index)) !=
+		RSIM_RING_NOT_TAKEN;
+	if (moved == !err)
+		return err;
+	if (moved) {
+		rsim_log(warn_ratelimited, dev,
+			 "%s of %u failed (%d), but the device moved to the new ring: it is used\n",
+			 cmd, num, err);
+		return 0;
+	}
+	rsim_log(warn_ratelimited, dev,
+		 "%s of %u completed, but the device did not move to the new ring: failing the command\n",
+		 cmd, num);
+	return -EIO;
+}
+
+/*
  * Release a ring the device no longer uses.  A ring mapped by a process
  * belongs to its mmap entry from now on: the memory is freed when the
  * entry is (rsim_mmap_free); pages still mapped stay valid until munmap.

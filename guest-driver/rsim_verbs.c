@@ -533,7 +533,9 @@ static int rsim_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	spin_unlock_irqrestore(&cq->lock, flags);
 
 	rsim_ring_cmd(&ring, &r);
+	rsim_ring_mark_new(&ring);
 	err = rsim_cmd_resize_cq(dev, cq->cqn, &r);
+	err = rsim_ring_move_result(dev, "RESIZE_CQ", cq->cqn, err, &ring);
 	/* BUSY: the pending completions do not fit; verbs say EINVAL. */
 	if (err == -EBUSY)
 		err = -EINVAL;
@@ -1556,7 +1558,12 @@ static int rsim_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		rsim_ring_cmd(&ring, &r);
 		hw_mask |= RSIM_SRQ_MAX_WR;
 	}
+	if (mask & IB_SRQ_MAX_WR)
+		rsim_ring_mark_new(&ring);
 	err = rsim_cmd_modify_srq(dev, srq->srqn, hw_mask, limit, &r);
+	if (mask & IB_SRQ_MAX_WR)
+		err = rsim_ring_move_result(dev, "MODIFY_SRQ", srq->srqn, err,
+					    &ring);
 	/* BUSY: the posted receives do not fit the new ring (EINVAL). */
 	if (err == -EBUSY)
 		err = -EINVAL;
