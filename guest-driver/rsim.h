@@ -564,6 +564,7 @@ void rsim_cqe_to_wc(const struct rsim_cqe *cqe, struct ib_wc *wc);
 int rsim_kcq_poll(struct rsim_dev *dev, struct rsim_cq *cq, int num,
 		  struct ib_wc *wc);
 void rsim_qp_sw_flush(struct rsim_dev *dev, struct rsim_qp *qp);
+void rsim_qp_kwq_reset(struct rsim_qp *qp);
 
 /* rsim_verbs.c */
 extern const struct ib_device_ops rsim_dev_ops;

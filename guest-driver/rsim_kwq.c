@@ -533,3 +533,41 @@ void rsim_qp_sw_flush(struct rsim_dev *dev, struct rsim_qp *qp)
 		rsim_kwq_sw_flush(qp, &qp->rkwq, &qp->rq_lock, &qp->rq_prod,
 				  qp->ibqp.recv_cq);
 }
+
+/*
+ * A kernel QP went to RESET: the device emptied its rings, and their work
+ * requests went with them (no completions, as IBTA says for RESET).  The
+ * records start again at slot 0 with the rings; a completion of an old
+ * request still in the CQ names a cookie no record has and is dropped.
+ * Before, the records kept the old requests: the next completion reported
+ * them as lost, with their wr_id, and the ring filled up early.
+ */
+static void rsim_kwq_reset(struct rsim_kwq *q, spinlock_t *lock, u32 *prod,
+			   struct ib_cq *ibcq)
+{
+	struct rsim_cq *cq = to_rcq(ibcq);
+	unsigned long flags, cflags;
+	u32 i;
+
+	spin_lock_irqsave(lock, flags);
+	spin_lock_irqsave(&cq->lock, cflags);
+	/* Its poster's and its poller's locks are held: plain stores do. */
+	for (i = 0; i <= q->mask; i++)
+		q->wrs[i].seq = 0;
+	q->flushed = 0;
+	q->done = 0;
+	*prod = 0;
+	spin_unlock_irqrestore(&cq->lock, cflags);
+	spin_unlock_irqrestore(lock, flags);
+}
+
+void rsim_qp_kwq_reset(struct rsim_qp *qp)
+{
+	if (qp->user)
+		return;
+	rsim_kwq_reset(&qp->skwq, &qp->sq_lock, &qp->sq_prod,
+		       qp->ibqp.send_cq);
+	if (qp->has_rq)
+		rsim_kwq_reset(&qp->rkwq, &qp->rq_lock, &qp->rq_prod,
+			       qp->ibqp.recv_cq);
+}

@@ -969,7 +969,6 @@ static int rsim_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	struct rsim_dev *dev = to_rdev(ibqp->device);
 	struct rsim_qp *qp = to_rqp(ibqp);
 	struct rsim_qp_attr *a;
-	unsigned long flags;
 	unsigned int tries;
 	dma_addr_t dma;
 	int err;
@@ -1041,15 +1040,9 @@ static int rsim_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	if (err)
 		goto out;
 	if (mask & IB_QP_STATE) {
-		if (attr->qp_state == IB_QPS_RESET && !qp->user) {
-			/* The device emptied both rings. */
-			spin_lock_irqsave(&qp->sq_lock, flags);
-			qp->sq_prod = 0;
-			spin_unlock_irqrestore(&qp->sq_lock, flags);
-			spin_lock_irqsave(&qp->rq_lock, flags);
-			qp->rq_prod = 0;
-			spin_unlock_irqrestore(&qp->rq_lock, flags);
-		}
+		/* The device emptied both rings. */
+		if (attr->qp_state == IB_QPS_RESET)
+			rsim_qp_kwq_reset(qp);
 		WRITE_ONCE(qp->state, attr->qp_state);
 	}
 out:

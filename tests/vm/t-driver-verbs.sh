@@ -9,7 +9,7 @@
 # tests/vm/progs/kverbs_test.ko runs the kernel verbs paths (DMA
 # MR, kernel rings, inline sends, fast registration, drain, CQ resize,
 # softirq completion events, an AH created in atomic context, a kernel
-# SRQ whose ring goes round three times).
+# SRQ whose ring goes round three times, a QP used again after RESET).
 set -euo pipefail
 # shellcheck source=tests/vm/test-lib.sh
 . "$(dirname "$0")/test-lib.sh"

@@ -160,6 +160,54 @@ static bool kt_wait2(struct ib_cq *cq, struct kt_wr *a, struct kt_wr *b)
 	return a->done && b->done;
 }
 
+/* A 32-byte SEND of an RC QP to itself, and the receive it lands in */
+struct kt_msg {
+	struct ib_sge rsge, ssge;
+	struct ib_recv_wr rwr;
+	struct ib_send_wr swr;
+	struct kt_wr r, s;
+};
+
+static void kt_msg_init(struct kt_msg *m, struct ib_pd *pd, dma_addr_t dma)
+{
+	memset(m, 0, sizeof(*m));
+	m->rsge.addr = dma + 512;
+	m->rsge.length = 64;
+	m->rsge.lkey = pd->local_dma_lkey;
+	m->ssge.addr = dma + 1024;
+	m->ssge.length = 32;
+	m->ssge.lkey = pd->local_dma_lkey;
+	m->rwr.sg_list = &m->rsge;
+	m->rwr.num_sge = 1;
+	m->swr.sg_list = &m->ssge;
+	m->swr.num_sge = 1;
+	m->swr.opcode = IB_WR_SEND;
+	m->swr.send_flags = IB_SEND_SIGNALED;
+	kt_init(&m->r);
+	kt_init(&m->s);
+}
+
+/* One message: the receive (on srq if there is one), the SEND, both done */
+static int kt_msg_round(struct kt_msg *m, struct ib_qp *qp,
+			struct ib_srq *srq, struct ib_cq *cq)
+{
+	int err;
+
+	kt_init(&m->r);
+	kt_init(&m->s);
+	m->rwr.wr_cqe = &m->r.cqe;
+	m->swr.wr_cqe = &m->s.cqe;
+	err = srq ? ib_post_srq_recv(srq, &m->rwr, NULL) :
+		    ib_post_recv(qp, &m->rwr, NULL);
+	if (!err)
+		err = ib_post_send(qp, &m->swr, NULL);
+	if (!err && (!kt_wait2(cq, &m->r, &m->s) ||
+		     m->r.status != IB_WC_SUCCESS || m->r.byte_len != 32 ||
+		     m->r.opcode != IB_WC_RECV || m->s.status != IB_WC_SUCCESS))
+		err = -EIO;
+	return err;
+}
+
 /*
  * A kernel SRQ: an RC QP that sends to itself receives from it, one
  * message at a time, for three laps of the SRQ's ring (its receive
@@ -177,20 +225,13 @@ static void kt_srq(struct ib_device *dev, struct ib_pd *pd,
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
 		.qp_type = IB_QPT_RC,
 	};
-	struct ib_sge rsge = { .addr = dma + 512, .length = 64,
-			       .lkey = pd->local_dma_lkey };
-	struct ib_sge ssge = { .addr = dma + 1024, .length = 32,
-			       .lkey = pd->local_dma_lkey };
-	struct ib_recv_wr rwr = { .sg_list = &rsge, .num_sge = 1 };
-	struct ib_send_wr swr = { .sg_list = &ssge, .num_sge = 1,
-				  .opcode = IB_WR_SEND,
-				  .send_flags = IB_SEND_SIGNALED };
 	struct ib_srq *srq;
+	struct kt_msg m;
 	struct ib_cq *cq;
 	struct ib_qp *qp;
-	struct kt_wr r, s;
 	int i, rounds, err;
 
+	kt_msg_init(&m, pd, dma);
 	cq = ib_alloc_cq(dev, NULL, 16, 0, IB_POLL_DIRECT);
 	CHECK(!IS_ERR(cq), "SRQ: ib_alloc_cq");
 	if (IS_ERR(cq))
@@ -209,31 +250,76 @@ static void kt_srq(struct ib_device *dev, struct ib_pd *pd,
 		goto out_srq;
 	err = kt_to_rts(qp, g);
 	CHECK(!err, "RC QP %u on the SRQ to RTS (%d)", qp->qp_num, err);
-	/* receive and send: done, status (and length) of the last round */
-	kt_init(&r);
-	kt_init(&s);
 	rounds = 3 * (sia.attr.max_wr + 1);
-	for (i = 0; !err && i < rounds; i++) {
-		kt_init(&r);
-		kt_init(&s);
-		rwr.wr_cqe = &r.cqe;
-		swr.wr_cqe = &s.cqe;
-		err = ib_post_srq_recv(srq, &rwr, NULL);
-		if (!err)
-			err = ib_post_send(qp, &swr, NULL);
-		if (!err && (!kt_wait2(cq, &r, &s) ||
-			     r.status != IB_WC_SUCCESS || r.byte_len != 32 ||
-			     r.opcode != IB_WC_RECV || s.status != IB_WC_SUCCESS))
-			err = -EIO;
-	}
+	for (i = 0; !err && i < rounds; i++)
+		err = kt_msg_round(&m, qp, srq, cq);
 	CHECK(!err, "%d of %d rounds SEND -> SRQ receive (%d; last: %d/%d/%u, %d/%d)",
-	      err ? i - 1 : i, rounds, err, r.done, r.status, r.byte_len,
-	      s.done, s.status);
+	      err ? i - 1 : i, rounds, err, m.r.done, m.r.status, m.r.byte_len,
+	      m.s.done, m.s.status);
 	ib_drain_qp(qp);
 	ib_process_cq_direct(cq, -1);
 	ib_destroy_qp(qp);
 out_srq:
 	ib_destroy_srq(srq);
+out_cq:
+	ib_free_cq(cq);
+}
+
+/*
+ * A kernel QP used again after RESET: receives still posted when it goes
+ * to RESET are gone with its rings (no completion, ever), and the QP then
+ * carries two laps of its rings, every completion a success for the work
+ * request it names.
+ */
+static void kt_reset_reuse(struct ib_device *dev, struct ib_pd *pd,
+			   const struct ib_gid_attr *g, dma_addr_t dma)
+{
+	struct ib_qp_attr a = { .qp_state = IB_QPS_RESET };
+	int i, err, rounds, before = 5, done_left = 0;
+	struct kt_wr left[3];
+	struct kt_msg m;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+
+	kt_msg_init(&m, pd, dma);
+	for (i = 0; i < ARRAY_SIZE(left); i++)
+		kt_init(&left[i]);
+	cq = ib_alloc_cq(dev, NULL, 64, 0, IB_POLL_DIRECT);
+	CHECK(!IS_ERR(cq), "RESET: ib_alloc_cq");
+	if (IS_ERR(cq))
+		return;
+	qp = kt_qp(pd, cq);
+	CHECK(!IS_ERR(qp), "RESET: ib_create_qp RC");
+	if (IS_ERR(qp))
+		goto out_cq;
+	/* 16 receives: the ring has at least 17 slots */
+	rounds = before + 2 * 17;
+	err = kt_to_rts(qp, g);
+	for (i = 0; !err && i < rounds; i++) {
+		if (i == before) {
+			/* receives left posted, then RESET and back to RTS */
+			for (int j = 0; !err && j < ARRAY_SIZE(left); j++) {
+				m.rwr.wr_cqe = &left[j].cqe;
+				err = ib_post_recv(qp, &m.rwr, NULL);
+			}
+			if (!err)
+				err = ib_modify_qp(qp, &a, IB_QP_STATE);
+			if (!err)
+				err = kt_to_rts(qp, g);
+		}
+		if (!err)
+			err = kt_msg_round(&m, qp, NULL, cq);
+	}
+	CHECK(!err, "%d of %d rounds SEND -> receive, RESET after %d (%d; last: %d/%d/%u, %d/%d)",
+	      err ? i - 1 : i, rounds, before, err, m.r.done, m.r.status,
+	      m.r.byte_len, m.s.done, m.s.status);
+	ib_drain_qp(qp);
+	ib_process_cq_direct(cq, -1);
+	for (i = 0; i < ARRAY_SIZE(left); i++)
+		done_left += left[i].done;
+	CHECK(!done_left, "receives posted before RESET never complete (%d did)",
+	      done_left);
+	ib_destroy_qp(qp);
 out_cq:
 	ib_free_cq(cq);
 }
@@ -493,6 +579,7 @@ static void kt_run(struct ib_device *dev)
 	}
 
 	kt_srq(dev, pd, g, dma);
+	kt_reset_reuse(dev, pd, g, dma);
 
 out:
 	if (qp2)
