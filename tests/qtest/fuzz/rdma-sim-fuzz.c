@@ -227,16 +227,22 @@ static void op_mem(QTestState *qts, const uint8_t *a, size_t len)
 
 static void op_memset(QTestState *qts, const uint8_t *a, size_t len)
 {
+    static uint8_t fill[MAX_MEMSET];
     uint64_t addr;
 
     if (len < 9) {
         return;
     }
-    len = ldl_le_p(a + 4) % MAX_MEMSET;
+    /* unsigned: ldl_le_p() is an int, and a negative one set up to all RAM */
+    len = (uint32_t)ldl_le_p(a + 4) % MAX_MEMSET;
     addr = ram_range(ldl_le_p(a), &len);
-    /* not qtest_memset(), whose fuzzing version leaks its buffer */
-    address_space_set(first_cpu->as, addr, a[8], len,
-                      MEMTXATTRS_UNSPECIFIED);
+    /*
+     * not qtest_memset(), whose fuzzing version leaks its buffer, nor
+     * address_space_set(), which writes 512 bytes at a time: one write
+     */
+    memset(fill, a[8], len);
+    address_space_write(first_cpu->as, addr, MEMTXATTRS_UNSPECIFIED, fill,
+                        len);
 }
 
 static void op_clock(QTestState *qts, const uint8_t *a, size_t len)
