@@ -15,6 +15,7 @@
 #include "hw/core/cpu.h"
 #include "qemu/madvise.h"
 #include "exec/ramblock.h"
+#include "exec/memory.h"
 #include "hw/pci/pci.h"
 #include "net/net.h"
 #include "net/hub.h"
@@ -403,10 +404,17 @@ static void driver_fuzz(QTestState *qts, const uint8_t *data, size_t size)
     RAMBlock *ram = current_machine->ram->ram_block;
 
     qsim_fuzz_run(qts, data, size);
+    /*
+     * The reset unmaps the BARs, the configuration writes map them again:
+     * one change of the memory map (a rebuild of every address space's
+     * view) instead of one for each
+     */
+    memory_region_transaction_begin();
     pci_device_reset(pci_dev);
     for (size_t i = 0; i < ARRAY_SIZE(boot_regs); i++) {
         qpci_config_writel(qsim_fuzz_dev->dev, boot_regs[i], boot_config[i]);
     }
+    memory_region_transaction_commit();
     g_assert_cmpint(ram_block_discard_range(ram, 0, ram->used_length), ==, 0);
     flush_events(qts);
 }
