@@ -15,7 +15,9 @@
 #include "hw/core/cpu.h"
 #include "qemu/madvise.h"
 #include "exec/ramblock.h"
+#include "exec/ramlist.h"
 #include "exec/memory.h"
+#include "exec/target_page.h"
 #include "hw/pci/pci.h"
 #include "net/net.h"
 #include "net/hub.h"
@@ -383,26 +385,69 @@ static const uint8_t boot_regs[] = {
 };
 static uint32_t boot_config[ARRAY_SIZE(boot_regs)];
 
+/*
+ * Guest RAM zero again where it was written since the last call.  Every
+ * write to it (the qtest operations', the device's DMA) goes through
+ * the memory API, which marks the pages it writes in the migration
+ * dirty bitmap while dirty logging is on (driver_pre_fuzz): zeroing
+ * those pages costs less than discarding all RAM and faulting in the
+ * pages the next input writes.  zero false: only forget them.
+ */
+static void ram_clean(bool zero)
+{
+    RAMBlock *ram = current_machine->ram->ram_block;
+    const int bits = qemu_target_page_bits();
+    unsigned long first = ram->offset >> bits;
+    unsigned long end = first + (ram->used_length >> bits);
+    DirtyMemoryBlocks *blocks;
+
+    RCU_READ_LOCK_GUARD();
+    blocks = qatomic_rcu_read(&ram_list.dirty_memory[DIRTY_MEMORY_MIGRATION]);
+    for (unsigned long page = first; page < end;) {
+        unsigned long *map = blocks->blocks[page / DIRTY_MEMORY_BLOCK_SIZE];
+        unsigned long base = page - page % DIRTY_MEMORY_BLOCK_SIZE;
+        unsigned long stop = MIN(end - base, DIRTY_MEMORY_BLOCK_SIZE);
+        unsigned long i = find_next_bit(map, stop, page - base);
+
+        while (i < stop) {
+            unsigned long j = find_next_zero_bit(map, stop, i);
+
+            if (zero) {
+                memset(ram->host + ((base + i - first) << bits), 0,
+                       (j - i) << bits);
+            }
+            bitmap_clear(map, i, j - i);
+            i = find_next_bit(map, stop, j);
+        }
+        page = base + stop;
+    }
+}
+
 static void driver_pre_fuzz(QTestState *qts)
 {
+    RAMBlock *ram = current_machine->ram->ram_block;
+
     qsim_fuzz_init(qts, NULL);
     for (size_t i = 0; i < ARRAY_SIZE(boot_regs); i++) {
         boot_config[i] = qpci_config_readl(qsim_fuzz_dev->dev, boot_regs[i]);
     }
+    /* RAM zero, no page of it dirty; from now on writes mark theirs */
+    g_assert_cmpint(ram_block_discard_range(ram, 0, ram->used_length), ==, 0);
+    ram_clean(false);
+    memory_global_dirty_log_start(GLOBAL_DIRTY_MIGRATION);
 }
 
 /*
  * The driver target runs its inputs in the fuzzer's process, six times
  * as many as a child each can: every input leaves the device as it was
- * after boot (reset, the BARs where they were) and guest RAM zero again.
+ * after boot (reset, the BARs where they were) and guest RAM zero again
+ * (ram_clean()).
  * What an input cannot undo it finds itself (the virtual clock has moved;
  * timers and bottom halves the reset left behind would run): an input
  * that crashes only after others is still a finding.
  */
 static void driver_fuzz(QTestState *qts, const uint8_t *data, size_t size)
 {
-    RAMBlock *ram = current_machine->ram->ram_block;
-
     qsim_fuzz_run(qts, data, size);
     /*
      * The reset unmaps the BARs, the configuration writes map them again:
@@ -415,7 +460,7 @@ static void driver_fuzz(QTestState *qts, const uint8_t *data, size_t size)
         qpci_config_writel(qsim_fuzz_dev->dev, boot_regs[i], boot_config[i]);
     }
     memory_region_transaction_commit();
-    g_assert_cmpint(ram_block_discard_range(ram, 0, ram->used_length), ==, 0);
+    ram_clean(true);
     flush_events(qts);
 }
 
