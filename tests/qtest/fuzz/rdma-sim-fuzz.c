@@ -194,6 +194,11 @@ static void op_cfg_write(QTestState *qts, const uint8_t *a, size_t len)
         return;
     }
     val = ldl_le_p(a + 2);
+    /*
+     * A write that moves BARs unmaps and maps each: one change of the
+     * memory map for all of it (nothing reads the map in between)
+     */
+    memory_region_transaction_begin();
     switch (a[0] % 3) {
     case 0:
         qpci_config_writeb(dev, a[1], val);
@@ -204,6 +209,7 @@ static void op_cfg_write(QTestState *qts, const uint8_t *a, size_t len)
     default:
         qpci_config_writel(dev, a[1] & ~3, val);
     }
+    memory_region_transaction_commit();
 }
 
 /* [addr % RAM size, + len) clipped to RAM */
