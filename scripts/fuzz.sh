@@ -131,7 +131,8 @@ cmd_coverage() {
         dir=$BUILD/fuzz/$t/coverage
         rm -rf "$dir"
         mkdir -p "$dir" "$BUILD/fuzz/$t/corpus"
-        (cd "$dir" && LLVM_PROFILE_FILE="$dir/%p.profraw" "$COV_FUZZER" \
+        # In the fuzzer's process: a forked child's counters are lost
+        (cd "$dir" && RSIM_FUZZ_NOFORK=1 LLVM_PROFILE_FILE="$dir/%p.profraw" "$COV_FUZZER" \
             --fuzz-target="$t" -runs=0 -timeout=60 "-max_len=$MAX_LEN" \
             "$BUILD/fuzz/$t/corpus" "$SEEDS/$t") > "$dir/run.log" 2>&1 ||
             die "the replay of $t failed, see $dir/run.log"

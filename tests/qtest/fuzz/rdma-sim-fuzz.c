@@ -444,10 +444,10 @@ static void driver_pre_fuzz(QTestState *qts)
 }
 
 /*
- * The driver target runs its inputs in the fuzzer's process, six times
- * as many as a child each can: every input leaves the device as it was
- * after boot (reset, the BARs where they were) and guest RAM zero again
- * (ram_clean()).
+ * The driver target runs its inputs in the fuzzer's process, not in a
+ * child each (a fork is most of the wire target's time): every input
+ * leaves the device as it was after boot (reset, the BARs where they
+ * were) and guest RAM zero again (ram_clean()).
  * What an input cannot undo it finds itself (the virtual clock has moved;
  * timers and bottom halves the reset left behind would run): an input
  * that crashes only after others is still a finding.
