@@ -206,7 +206,7 @@ struct rsim_kwr {
 	u64 wr_id;		/* the kernel user's: the device never sees it */
 	u32 seq;		/* of its cookie; 0: retired */
 	u32 len;		/* bytes its SGEs or inline data hold */
-	u8 opcode;		/* send: enum ib_wc_opcode of its completion */
+	u8 opcode;		/* send: RSIM_WC_* of its completion */
 	bool signaled;		/* a receive always is */
 };
 

@@ -117,22 +117,50 @@ u64 rsim_kwq_post(struct rsim_kwq *q, u32 slot, u64 wr_id, u8 opcode,
 	return rsim_cookie(q, slot);
 }
 
-/* The opcode of the completion of a send work request */
+/*
+ * The opcode the device gives the completion of a send work request: its
+ * own (RSIM_WC_*), which the kernel's need not be (rsim_ib_wc_opcode).
+ */
 u8 rsim_wc_opcode(enum ib_wr_opcode opcode)
 {
 	switch (opcode) {
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
-		return IB_WC_RDMA_WRITE;
+		return RSIM_WC_RDMA_WRITE;
 	case IB_WR_RDMA_READ:
-		return IB_WC_RDMA_READ;
+		return RSIM_WC_RDMA_READ;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
-		return IB_WC_COMP_SWAP;
+		return RSIM_WC_COMP_SWAP;
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		return IB_WC_FETCH_ADD;
+		return RSIM_WC_FETCH_ADD;
 	case IB_WR_LOCAL_INV:
-		return IB_WC_LOCAL_INV;
+		return RSIM_WC_LOCAL_INV;
 	case IB_WR_REG_MR:
+		return RSIM_WC_REG_MR;
+	default:
+		return RSIM_WC_SEND;
+	}
+}
+
+/*
+ * The kernel's opcode for a send completion of opcode (rsim_wc_opcode's).
+ * IB_WC_REG_MR moved (8 in 6.1, 10 in 6.12, after IB_WC_ATOMIC_WRITE), so
+ * the values are mapped, not assumed equal.
+ */
+static enum ib_wc_opcode rsim_ib_wc_opcode(u8 opcode)
+{
+	switch (opcode) {
+	case RSIM_WC_RDMA_WRITE:
+		return IB_WC_RDMA_WRITE;
+	case RSIM_WC_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case RSIM_WC_COMP_SWAP:
+		return IB_WC_COMP_SWAP;
+	case RSIM_WC_FETCH_ADD:
+		return IB_WC_FETCH_ADD;
+	case RSIM_WC_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	case RSIM_WC_REG_MR:
 		return IB_WC_REG_MR;
 	default:
 		return IB_WC_SEND;
@@ -373,7 +401,7 @@ static void rsim_kwr_to_wc(const struct rsim_kcqe *k, u32 slot,
 	wc->wr_id = w->wr_id;
 	wc->qp = &k->qp->ibqp;
 	if (k->q->kind == RSIM_KWQ_SQ)
-		wc->opcode = w->opcode;
+		wc->opcode = rsim_ib_wc_opcode(w->opcode);
 	else if (!rsim_wc_is_recv(wc->opcode))
 		wc->opcode = IB_WC_RECV;
 }
