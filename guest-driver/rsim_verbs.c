@@ -19,6 +19,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "rsim.h"
+#include "rsim_compat.h"
 
 /* The Soft-RoCE uverbs ABI version the rxe provider accepts */
 #define RSIM_UVERBS_ABI_VERSION		2
@@ -423,9 +424,9 @@ void rsim_flush_work(struct work_struct *work)
 	}
 }
 
-static int rsim_create_cq(struct ib_cq *ibcq,
-			  const struct ib_cq_init_attr *attr,
-			  struct ib_udata *udata)
+/* ib_device_ops.create_cq through rsim_create_cq_op (rsim_compat.h) */
+int rsim_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   struct ib_udata *udata)
 {
 	struct rsim_dev *dev = to_rdev(ibcq->device);
 	struct rsim_cq *cq = to_rcq(ibcq);
@@ -1749,7 +1750,7 @@ const struct ib_device_ops rsim_dev_ops = {
 	.alloc_pd = rsim_alloc_pd,
 	.alloc_ucontext = rsim_alloc_ucontext,
 	.create_ah = rsim_create_ah,
-	.create_cq = rsim_create_cq,
+	.create_cq = rsim_create_cq_op,
 	.create_qp = rsim_create_qp,
 	.create_srq = rsim_create_srq,
 	.create_user_ah = rsim_create_ah,
