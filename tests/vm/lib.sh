@@ -23,7 +23,8 @@
 #   VM_RUNS_DIR  where run directories go (default: $RDMA_SIM_LOGDIR, which
 #                make check sets, else build/vm-runs)
 #   VM_CACHE     guest kernel cache (default build/guest)
-#   GUEST_ABI    guest kernel ABI, e.g. 6.1.0-57-amd64 (default: what
+#   GUEST_ABI    guest kernel ABI, e.g. 6.1.0-57-amd64, or a kernel series
+#                (6.12): its newest amd64 ABI in apt's lists (default: what
 #                linux-image-amd64 depends on in apt's lists)
 
 VM_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -65,11 +66,21 @@ vm_lock_cache() {
 
 # Prints the guest kernel ABI (e.g. 6.1.0-57-amd64).
 vm_abi() {
+    local abi
+    if [[ ${GUEST_ABI:-} =~ ^[0-9]+\.[0-9]+$ ]]; then
+        # A series: the newest linux-image-SERIES.N[-M][+debNN]-amd64 apt knows.
+        abi=$(apt-cache pkgnames "linux-image-$GUEST_ABI." 2>/dev/null |
+            grep -E "^linux-image-${GUEST_ABI//./\\.}(\.[0-9]+)+(-[0-9]+)?(\+[a-z0-9]+)?-amd64\$" |
+            sed 's/^linux-image-//' | sort -V | tail -n1)
+        [[ -n $abi ]] ||
+            vm_die "GUEST_ABI=$GUEST_ABI: apt's lists have no linux-image-$GUEST_ABI.*-amd64 (run 'apt-get update', or give the ABI, e.g. GUEST_ABI=6.1.0-57-amd64)"
+        echo "$abi"
+        return
+    fi
     if [[ -n ${GUEST_ABI:-} ]]; then
         echo "$GUEST_ABI"
         return
     fi
-    local abi
     abi=$(apt-cache depends linux-image-amd64 2>/dev/null |
         awk '/Depends: linux-image-[0-9]/ { sub("linux-image-", "", $2); print $2; exit }')
     if [[ -z $abi ]]; then
