@@ -407,75 +407,88 @@ static void rsim_kwr_to_wc(const struct rsim_kcqe *k, u32 slot,
 }
 
 /*
- * One work completion from the completion cqe of a kernel CQ (lock held).
- * Returns whether the completion is used up; *filled, whether *wc is.  A
- * request before it that lost its completion is reported first, and the
- * completion stays for the next call.
+ * One work completion from k, the completion of a kernel CQ found for its
+ * work request (CQ lock held; an SRQ's lock as well).  Returns whether the
+ * completion is used up; *filled, whether *wc is.  A request before it
+ * that lost its completion is reported first, and the completion stays for
+ * the next call.
  */
-static bool rsim_kcqe_poll(struct rsim_dev *dev, struct rsim_cq *cq,
-			   const struct rsim_cqe *cqe, struct ib_wc *wc,
-			   bool *filled)
+static bool rsim_kcqe_complete(struct rsim_dev *dev, struct rsim_cq *cq,
+			       struct rsim_kcqe *k, struct ib_wc *wc,
+			       bool *filled)
 {
-	struct rsim_kcqe k = { .cqe = *cqe };
-	unsigned long flags = 0;
-	bool used = true;
+	const struct rsim_cqe *cqe = &k->cqe;
 	u32 lost;
 
-	*filled = false;
-	if (!rsim_kcqe_find(dev, cq, &k))
-		goto out;
-	if (k.srq) {
-		spin_lock_irqsave(&k.srq->lock, flags);
-		/* The poller of another CQ may have retired it meanwhile. */
-		if (k.q->wrs[k.slot].seq !=
-		    FIELD_GET(RSIM_COOKIE_SEQ, le64_to_cpu(cqe->wr_id)))
-			goto unlock;
-	}
 	/* In order: requests before it are done, and tell if they lost one */
-	while (k.q->kind != RSIM_KWQ_SRQ && k.q->done != k.slot) {
-		lost = k.q->done;
-		if (!k.q->wrs[lost].signaled) {
-			rsim_kwq_retire(k.q, lost);
+	while (k->q->kind != RSIM_KWQ_SRQ && k->q->done != k->slot) {
+		lost = k->q->done;
+		if (!k->q->wrs[lost].signaled) {
+			rsim_kwq_retire(k->q, lost);
 			continue;
 		}
 		ibdev_warn_ratelimited(&dev->ibdev,
 				       "CQ %u: the device lost the completion of a work request of QP %u: it completes with an error\n",
-				       cq->cqn, k.q->owner);
+				       cq->cqn, k->q->owner);
 		memset(wc, 0, sizeof(*wc));
 		wc->status = IB_WC_GENERAL_ERR;
 		wc->port_num = 1;
-		rsim_kwr_to_wc(&k, lost, wc);
-		rsim_kwq_retire(k.q, lost);
+		rsim_kwr_to_wc(k, lost, wc);
+		rsim_kwq_retire(k->q, lost);
 		*filled = true;
-		used = false;
-		goto unlock;
+		return false;
 	}
-	rsim_kcqe_check(dev, cq, &k);
+	rsim_kcqe_check(dev, cq, k);
 	memset(wc, 0, sizeof(*wc));
-	if (k.bad) {
+	if (k->bad) {
 		/* An SRQ's receive without its QP cannot be reported. */
 		ibdev_warn_ratelimited(&dev->ibdev,
 				       "CQ %u: completion with a damaged %s (wr_id 0x%llx, status %u, opcode %u, QP %u, length %u): %s\n",
-				       cq->cqn, k.bad, le64_to_cpu(cqe->wr_id),
+				       cq->cqn, k->bad, le64_to_cpu(cqe->wr_id),
 				       le32_to_cpu(cqe->status),
 				       le32_to_cpu(cqe->opcode),
 				       le32_to_cpu(cqe->qp_num),
 				       le32_to_cpu(cqe->byte_len),
-				       k.srq ? "dropped" :
+				       k->srq ? "dropped" :
 				       "its work request completes with an error");
 		wc->status = IB_WC_GENERAL_ERR;
 		wc->port_num = 1;
 	} else {
 		rsim_cqe_to_wc(cqe, wc);
 	}
-	if (k.qp && (!k.srq || !k.bad)) {
-		rsim_kwr_to_wc(&k, k.slot, wc);
+	if (k->qp && (!k->srq || !k->bad)) {
+		rsim_kwr_to_wc(k, k->slot, wc);
 		*filled = true;
 	}
-	rsim_kwq_retire(k.q, k.slot);
-unlock:
-	if (k.srq)
-		spin_unlock_irqrestore(&k.srq->lock, flags);
+	rsim_kwq_retire(k->q, k->slot);
+	return true;
+}
+
+/*
+ * One work completion from the completion cqe of a kernel CQ (lock held):
+ * rsim_kcqe_complete() with the SRQ's lock if the completion is an SRQ's.
+ */
+static bool rsim_kcqe_poll(struct rsim_dev *dev, struct rsim_cq *cq,
+			   const struct rsim_cqe *cqe, struct ib_wc *wc,
+			   bool *filled)
+{
+	struct rsim_kcqe k = { .cqe = *cqe };
+	unsigned long flags;
+	bool used = true;
+
+	*filled = false;
+	if (!rsim_kcqe_find(dev, cq, &k))
+		goto out;
+	if (!k.srq) {
+		used = rsim_kcqe_complete(dev, cq, &k, wc, filled);
+		goto out;
+	}
+	spin_lock_irqsave(&k.srq->lock, flags);
+	/* The poller of another CQ may have retired it meanwhile. */
+	if (k.q->wrs[k.slot].seq ==
+	    FIELD_GET(RSIM_COOKIE_SEQ, le64_to_cpu(cqe->wr_id)))
+		used = rsim_kcqe_complete(dev, cq, &k, wc, filled);
+	spin_unlock_irqrestore(&k.srq->lock, flags);
 out:
 	rsim_kcqe_put(&k);
 	return used;
