@@ -13,6 +13,8 @@
 # a line starting with "rev " swaps the roles for that command.
 # Each command's output goes to $RSIM_RESULTS/out-N.txt (client and server).
 # GT_ETH_MTU and GT_GID_FAMILY (environment): see gt_rdma_setup.
+# PAIR_LINGER (environment): milliseconds the ibv_* programs wait before
+# they destroy their QP (tests/vm/progs/linger.c), for lossy links.
 set -euo pipefail
 # shellcheck source=tests/vm/guest/lib.sh
 . "$RSIM_LIB"
@@ -43,10 +45,15 @@ while IFS= read -r line; do
         ;;
     *) gt_fail "unknown command: $tool" ;;
     esac
+    pre=()
+    if [[ -n ${PAIR_LINGER:-} && $tool == ibv_* ]]; then
+        pre=(env "LD_PRELOAD=$RSIM_REPO/tests/vm/progs/liblinger.so"
+             "RSIM_LINGER_MS=$PAIR_LINGER")
+    fi
     out=$RSIM_RESULTS/out-$n.txt
     gt_log "[$n] $line ($role)"
     if [[ $role == server ]]; then
-        "${argv[@]}" "${extra[@]}" >"$out" 2>&1 &
+        "${pre[@]}" "${argv[@]}" "${extra[@]}" >"$out" 2>&1 &
         pid=$!
         if [[ -n $port ]]; then
             gt_wait_listen "$port" 60
@@ -63,7 +70,7 @@ while IFS= read -r line; do
         if [[ -n $port ]]; then
             argv+=("$RSIM_PEER")
         fi
-        timeout 600 "${argv[@]}" >"$out" 2>&1 || rc=$?
+        timeout 600 "${pre[@]}" "${argv[@]}" >"$out" 2>&1 || rc=$?
     fi
     cat "$out"
     # the device's counters so far (rdma-sim and rxe both have them)
