@@ -868,10 +868,10 @@ static void rdma_sim_class_add_props(ObjectClass *klass)
     }
 }
 
-static Property rdma_sim_properties[] = {
+static const Property rdma_sim_properties[] = {
     DEFINE_NIC_PROPERTIES(RdmaSimState, conf),
     DEFINE_PROP_UINT64("fault-seed", RdmaSimState, props.fault_seed, 0),
-    DEFINE_PROP_END_OF_LIST(),
+    RSIM_PROPS_END
 };
 
 static const VMStateDescription rdma_sim_vmstate = {
@@ -894,9 +894,9 @@ static void rdma_sim_class_init(ObjectClass *klass, void *data)
     pc->revision = RSIM_PCI_REVISION;
     pc->class_id = PCI_CLASS_NETWORK_ETHERNET;
     dc->desc = "rdma-sim RoCEv2 RDMA NIC (Soft-RoCE compatible)";
-    dc->reset = rdma_sim_qdev_reset;
+    device_class_set_legacy_reset(dc, rdma_sim_qdev_reset);
     dc->vmsd = &rdma_sim_vmstate;
-    device_class_set_props(dc, rdma_sim_properties);
+    rsim_set_props(dc, rdma_sim_properties);
     object_class_property_set_description(klass, "fault-seed",
         "seed of the fault generator: the same seed gives the same faults "
         "(0: a fixed default)");

@@ -6,7 +6,6 @@
  */
 
 #include "qemu/osdep.h"
-#include "qapi/qmp/qdict.h"
 #include "libqos/rdma-sim.h"
 
 static void test_admin_bringup(const char *machine)

@@ -6,7 +6,6 @@
  */
 
 #include "qemu/osdep.h"
-#include "qapi/qmp/qdict.h"
 #include "hw/pci/pci_regs.h"
 #include "libqos/rdma-sim.h"
 

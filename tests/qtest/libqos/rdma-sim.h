@@ -22,6 +22,12 @@
 #define LIBQOS_RDMA_SIM_H
 
 #include "qemu/bswap.h"
+/* QDict (qtest_qmp() answers): include/qapi/qmp/ before QEMU 10.0 */
+#if QEMU_VERSION_MAJOR >= 10
+#include "qobject/qdict.h"
+#else
+#include "qapi/qmp/qdict.h"
+#endif
 #include "libqtest.h"
 #include "libqos/libqos-pc.h"
 #include "libqos/pci.h"
@@ -230,6 +236,8 @@ uint32_t qsim_resp_handle(const struct rsim_create_resp *r);
 
 /* One statistics counter (enum rsim_stat) */
 uint64_t qsim_stat(QSimDev *d, unsigned index);
+/* The virtual clock, in ns (it moves on by 1 ns) */
+int64_t qsim_clock_now(QSimDev *d);
 
 /* ---- MSI-X: messages land in guest memory ---- */
 
