@@ -7,7 +7,7 @@
 # shellcheck: make lint.  clang-14, libclang-rt-14-dev (libFuzzer, the
 # sanitizers), llvm-14 (symbolizer, coverage reports): make fuzz, make check.
 DEPS_PACKAGES := \
-	gcc libc6-dev make pkg-config python3 ninja-build meson flex bison \
+	gcc libc6-dev make pkg-config python3 python3-venv ninja-build meson flex bison \
 	zlib1g-dev libglib2.0-dev libpixman-1-dev libfdt-dev libslirp-dev libcap-ng-dev libattr1-dev \
 	dpkg-dev patch \
 	seabios ipxe-qemu qemu-system-data \
@@ -17,6 +17,9 @@ DEPS_PACKAGES := \
 	iputils-ping ethtool tmux iperf3 \
 	shellcheck \
 	clang-14 libclang-rt-14-dev llvm-14
+
+REPO       := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+BUILD      := $(REPO)/build
 
 # QEMU device set: "rdma-sim" = only what we need (configs/rdma-sim-x86_64.mak),
 # "default" = all of QEMU's default x86_64 devices (slower to build).
@@ -31,9 +34,23 @@ QEMU_CONFIGURE_FLAGS := \
 	--enable-vhost-kernel --enable-vhost-net \
 	--disable-docs --disable-gtk --disable-sdl --disable-vnc --disable-opengl \
 	--disable-spice --disable-xen --disable-tools --disable-guest-agent \
-	--disable-user --disable-curses --disable-rdma --disable-pvrdma \
+	--disable-user --disable-curses \
 	--disable-install-blobs \
 	--firmwarepath=/usr/share/qemu:/usr/share/seabios:/usr/lib/ipxe/qemu
+# QEMU_VERSION: the QEMU rdma-sim is built into, from Debian's sources:
+# 7.2 (Debian 12, the default) or 10.0 (Debian 13).  Each has its own source
+# tree and build directory; every target that runs QEMU uses the one chosen.
+QEMU_VERSION ?= 7.2
+QEMU_NEXT_VERSION := 10.0
+ifeq ($(QEMU_VERSION),7.2)
+# Removed from QEMU in 9.1
+QEMU_CONFIGURE_FLAGS += --disable-rdma --disable-pvrdma
+else ifeq ($(QEMU_VERSION),$(QEMU_NEXT_VERSION))
+# meson >= 1.5, in a Python environment of its own (scripts/qemu-tree.sh)
+QEMU_CONFIGURE_FLAGS += --python=$(BUILD)/qemu-10.0-python/bin/python3
+else
+$(error QEMU_VERSION must be 7.2 or $(QEMU_NEXT_VERSION))
+endif
 # WERROR=1: build QEMU (all of it, incl. our device and qtests) with -Werror.
 # Off by default: QEMU's warnings are on either way, and a Debian update of the
 # QEMU source must not break our build over a warning in QEMU's own code.
@@ -70,18 +87,26 @@ SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 .DEFAULT_GOAL := all
 
-REPO       := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
-BUILD      := $(REPO)/build
 LOGS       := $(BUILD)/logs
+# QEMU 7.2 keeps the directory names it had before there were two versions
+ifeq ($(QEMU_VERSION),7.2)
 QEMU_BUILD := $(BUILD)/qemu-build
-QEMU_BIN   := $(QEMU_BUILD)/qemu-system-x86_64
+QEMU_LOGS  := $(LOGS)
 FUZZ_BUILD := $(BUILD)/qemu-fuzz
 COV_BUILD  := $(BUILD)/qemu-cov
+else
+QEMU_BUILD := $(BUILD)/qemu-$(QEMU_VERSION)-build
+QEMU_LOGS  := $(LOGS)/qemu-$(QEMU_VERSION)
+FUZZ_BUILD := $(BUILD)/qemu-$(QEMU_VERSION)-fuzz
+COV_BUILD  := $(BUILD)/qemu-$(QEMU_VERSION)-cov
+endif
+QEMU_BIN   := $(QEMU_BUILD)/qemu-system-x86_64
 JOBS       ?= $(shell nproc)
 
-# QEMU source: $(QEMU_SRC) if given, else `apt-get source qemu` into build/.
+# QEMU source: $(QEMU_SRC) if given, else Debian's, fetched into build/
+# (scripts/qemu-tree.sh fetch).
 ifeq ($(origin QEMU_SRC),undefined)
-QSRC       := $(BUILD)/qemu-7.2+dfsg
+QSRC       := $(if $(filter 7.2,$(QEMU_VERSION)),$(BUILD)/qemu-7.2+dfsg,$(BUILD)/qemu-$(QEMU_VERSION))
 QEMU_FETCH := 1
 else
 QSRC       := $(abspath $(QEMU_SRC))
@@ -96,8 +121,10 @@ GUEST_TESTS := $(REPO)/tests/vm/progs
 
 export RDMA_SIM_ROOT  := $(REPO)
 export QEMU_BINARY    := $(QEMU_BIN)
+export QEMU_BUILD
+export QEMU_VERSION
 
-.PHONY: all demo bench deps driver lint qemu qemu-locked qemu-source qemu-tree qemu-configure qtest vmtest smoke check clean distclean help \
+.PHONY: all demo bench deps driver lint qemu qemu-next qemu-locked qemu-source qemu-tree qemu-configure qtest vmtest smoke check clean distclean help \
 	qemu-fuzz qemu-fuzz-locked qemu-cov qemu-cov-locked fuzz fuzz-coverage
 
 all: qemu
@@ -136,32 +163,35 @@ lint: qemu-source
 
 qemu-source:
 ifneq ($(QEMU_FETCH),)
-	$(REPO)/scripts/qemu-tree.sh fetch $(BUILD) $(QSRC)
+	$(REPO)/scripts/qemu-tree.sh fetch $(BUILD) $(QSRC) $(QEMU_VERSION)
 else
 	@test -f $(QSRC)/configure || { echo "error: QEMU_SRC=$(QSRC) is not a QEMU source tree" >&2; exit 1; }
 endif
 
 qemu-tree: qemu-source
-	$(REPO)/scripts/qemu-tree.sh link $(QSRC) $(REPO)
+	$(REPO)/scripts/qemu-tree.sh link $(QSRC) $(REPO) $(QEMU_VERSION)
 
 qemu-configure: qemu-tree
-	$(REPO)/scripts/qemu-configure.sh $(QSRC) $(QEMU_BUILD) $(LOGS) $(QEMU_CONFIGURE_FLAGS)
+	$(REPO)/scripts/qemu-configure.sh $(QSRC) $(QEMU_BUILD) $(QEMU_LOGS) $(QEMU_CONFIGURE_FLAGS)
 
 qemu-locked: qemu-configure
 	ninja -C $(QEMU_BUILD) -j$(JOBS) qemu-system-x86_64
 	@echo "built $(QEMU_BIN)"
 
 # The sanitizer and fuzzing build, and the coverage build; flock as above.
+# QEMU 7.2 only for now: the fuzz targets step the clock to the next timer,
+# which QEMU 10.0's qtest refuses when no timer is pending.
 qemu-fuzz qemu-cov:
+	@test "$(QEMU_VERSION)" = 7.2 || { echo "error: the fuzzing and sanitizer builds (make fuzz, fuzz-coverage, SANITIZE=1) use QEMU 7.2; run them without QEMU_VERSION=$(QEMU_VERSION)" >&2; exit 1; }
 	@mkdir -p $(BUILD)
 	@flock $(BUILD)/.lock $(MAKE) --no-print-directory $@-locked
 
 qemu-fuzz-locked: qemu-tree
-	$(REPO)/scripts/qemu-configure.sh $(QSRC) $(FUZZ_BUILD) $(LOGS)/qemu-fuzz $(FUZZ_CONFIGURE_FLAGS)
+	$(REPO)/scripts/qemu-configure.sh $(QSRC) $(FUZZ_BUILD) $(QEMU_LOGS)/qemu-fuzz $(FUZZ_CONFIGURE_FLAGS)
 	ninja -C $(FUZZ_BUILD) -j$(JOBS) qemu-system-x86_64 qemu-fuzz-x86_64
 
 qemu-cov-locked: qemu-tree
-	$(REPO)/scripts/qemu-configure.sh $(QSRC) $(COV_BUILD) $(LOGS)/qemu-cov $(COV_CONFIGURE_FLAGS)
+	$(REPO)/scripts/qemu-configure.sh $(QSRC) $(COV_BUILD) $(QEMU_LOGS)/qemu-cov $(COV_CONFIGURE_FLAGS)
 	ninja -C $(COV_BUILD) -j$(JOBS) qemu-fuzz-x86_64
 
 fuzz: qemu-fuzz
@@ -180,11 +210,18 @@ qtest: qemu $(SAN_PREREQS)
 vmtest: qemu $(SAN_PREREQS) $(VMTEST_PREREQS)
 	$(REPO)/scripts/check.sh vmtest
 
-check: qemu qemu-fuzz $(VMTEST_PREREQS)
-	$(REPO)/scripts/check.sh all
+# Both generations: the suites of scripts/check.sh run against this QEMU
+# and, as deb13/..., against QEMU 10.0 with Linux 6.12 guests.
+check: qemu qemu-next $(VMTEST_PREREQS)
+	@$(MAKE) --no-print-directory QEMU_VERSION=7.2 qemu-fuzz
+	DEB13_QEMU_BUILD=$(BUILD)/qemu-$(QEMU_NEXT_VERSION)-build $(REPO)/scripts/check.sh all
+
+# QEMU 10.0, whatever QEMU_VERSION says (make check tests both)
+qemu-next:
+	@$(MAKE) --no-print-directory QEMU_VERSION=$(QEMU_NEXT_VERSION) qemu
 
 clean:
-	rm -rf $(QEMU_BUILD) $(FUZZ_BUILD) $(COV_BUILD) $(LOGS)
+	rm -rf $(BUILD)/qemu-build $(BUILD)/qemu-fuzz $(BUILD)/qemu-cov $(BUILD)/qemu-10.0-build $(LOGS)
 	$(MAKE) -C $(REPO)/guest-driver clean
 	$(MAKE) -C $(GUEST_TESTS) clean
 
@@ -198,11 +235,11 @@ help:
 	@echo "make driver     build guest-driver/rdma_sim.ko for the guest kernel"
 	@echo "make demo       two VMs with rdma-sim: ibv_rc_pingpong and ib_write_bw"
 	@echo "make bench      rdma-sim vs Soft-RoCE in TCG guest pairs (table in build/bench/)"
-	@echo "make check      run all test suites (smoke, qtest, vmtest, fuzz, sanitize)"
+	@echo "make check      all test suites (smoke, qtest, vmtest, fuzz, sanitize; deb13: QEMU 10.0 + Linux 6.12)"
 	@echo "make smoke|qtest|vmtest   run one suite"
 	@echo "make fuzz       the fuzz targets, FUZZ_TIME s each (FUZZ_TARGET=one of them)"
 	@echo "make fuzz-coverage        line coverage of hw/rdma-sim by the fuzz corpora"
 	@echo "make lint       kernel checkpatch (driver), QEMU checkpatch (device, qtests), shellcheck"
 	@echo "make clean      remove the QEMU builds, build/logs and what driver and tests built"
 	@echo "make distclean  remove build/ (incl. the downloaded QEMU source)"
-	@echo "variables: QEMU_SRC=/path/to/qemu-7.2  QEMU_DEVICES=rdma-sim|default  WERROR=1  JOBS=N  SANITIZE=1"
+	@echo "variables: QEMU_VERSION=7.2|10.0  GUEST_ABI=6.1|6.12|ABI  QEMU_SRC=/path/to/qemu  QEMU_DEVICES=rdma-sim|default  WERROR=1  JOBS=N  SANITIZE=1"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run rdma-sim test suites and aggregate the results.
 #
-#   scripts/check.sh [all | smoke | qtest | vmtest | fuzz | sanitize]...
+#   scripts/check.sh [all | smoke | qtest | vmtest | fuzz | sanitize | deb13]...
 #                                                       (default: all)
 #
 # Normally run through make (`make check`, `make smoke|qtest|vmtest`), which
@@ -30,21 +30,29 @@
 #          (ASan, UBSan, LeakSanitizer; scripts/sanitizers.sh), named
 #          san/qtest/...: a sanitizer report in a program's log is one more
 #          failure, whatever its tests said
-# all is smoke, qtest, vmtest, fuzz, sanitize.  With SANITIZE=1, smoke and
-# qtest run against build/qemu-fuzz (named san/...) and all is smoke, qtest,
-# fuzz: the VM tests are not run (TCG guests under ASan are too slow).
+#  deb13   the Debian 13 generation: smoke, qtest and vmtest again, against
+#          QEMU 10.0 (build/qemu-10.0-build, `make QEMU_VERSION=10.0`) with
+#          Linux 6.12 guests (GUEST_ABI=6.12), named deb13/...
+# The other suites use QEMU_BUILD (make's QEMU_VERSION; default 7.2,
+# build/qemu-build) and the default guest kernel (Debian 12's 6.1).
+# all is smoke, qtest, vmtest, fuzz, sanitize, deb13.  With SANITIZE=1, smoke
+# and qtest run against build/qemu-fuzz (named san/...) and all is smoke,
+# qtest, fuzz: the VM tests are not run (TCG guests under ASan are too slow).
 #
 # Knobs (environment): QTEST_TIMEOUT (s, per qtest program, default 300),
 # VMTEST_TIMEOUT (s, per VM test, default 900), JOBS (ninja -j),
-# FUZZ_SMOKE_TIME (s per fuzz target, default 30), SANITIZE.
+# FUZZ_SMOKE_TIME (s per fuzz target, default 30), SANITIZE, QEMU_BUILD,
+# DEB13_QEMU_BUILD, DEB13_GUEST_ABI.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=$REPO/build
 LOGS=$BUILD/logs
-QEMU_BUILD=$BUILD/qemu-build
+QEMU_BUILD=${QEMU_BUILD:-$BUILD/qemu-build}
 QEMU=${QEMU_BINARY:-$QEMU_BUILD/qemu-system-x86_64}
 FUZZ_BUILD=$BUILD/qemu-fuzz
+DEB13_QEMU_BUILD=${DEB13_QEMU_BUILD:-$BUILD/qemu-10.0-build}
+DEB13_GUEST_ABI=${DEB13_GUEST_ABI:-6.12}
 QTEST_TIMEOUT=${QTEST_TIMEOUT:-300}
 VMTEST_TIMEOUT=${VMTEST_TIMEOUT:-900}
 JOBS=${JOBS:-$(nproc)}
@@ -58,15 +66,18 @@ skipped=0
 RESULTS=$LOGS/check-results.txt
 mkdir -p "$LOGS"
 : > "$RESULTS"
-# Runs against the sanitized build: names and log directories start with it
-SAN=
+# Names and log directories of the tests start with PFX: san/ against the
+# sanitized build, deb13/ for the Debian 13 generation
+PFX=
+# Against the sanitized build: a sanitizer report in a log is a failure
+SANITIZED=
 
 record() { echo "$*"; echo "$*" >> "$RESULTS"; }
 # pass NAME [LOGFILE]: against the sanitized build, a report in LOGFILE
 # makes it a failure
 pass() {
     local report
-    if [ -n "$SAN" ] && [ -n "${2:-}" ] && report=$(sanitizer_report "$2"); then
+    if [ -n "$SANITIZED" ] && [ -n "${2:-}" ] && report=$(sanitizer_report "$2"); then
         fail "$1" "sanitizer: $report" "$2"
         return
     fi
@@ -92,46 +103,46 @@ have_qemu() {
 # --- smoke ---------------------------------------------------------------------
 # qmp_smoke NAME QEMU-ARGS...: start QEMU, talk QMP on stdio, quit.
 qmp_smoke() {
-    local name=$1 log=$LOGS/${SAN}smoke/$1.log
+    local name=$1 log=$LOGS/${PFX}smoke/$1.log
     shift
     local rc=0
     printf '%s\n' '{"execute":"qmp_capabilities"}' '{"execute":"query-status"}' \
                   '{"execute":"quit"}' |
         timeout -k 5 60 "$QEMU" "$@" -qmp stdio > "$log" 2>&1 || rc=$?
     if [ $rc -ne 0 ]; then
-        fail "${SAN}smoke/$name" "exit status $rc" "$log"
+        fail "${PFX}smoke/$name" "exit status $rc" "$log"
     elif ! grep -q '"return": {"status"' "$log"; then
-        fail "${SAN}smoke/$name" "no QMP query-status reply" "$log"
+        fail "${PFX}smoke/$name" "no QMP query-status reply" "$log"
     else
-        pass "${SAN}smoke/$name" "$log"
+        pass "${PFX}smoke/$name" "$log"
     fi
 }
 
 suite_smoke() {
-    have_qemu "${SAN}smoke" || return 0
-    mkdir -p "$LOGS/${SAN}smoke"
-    local log=$LOGS/${SAN}smoke/device-help.log rc=0
+    have_qemu "${PFX}smoke" || return 0
+    mkdir -p "$LOGS/${PFX}smoke"
+    local log=$LOGS/${PFX}smoke/device-help.log rc=0
     timeout 60 "$QEMU" -device help > "$log" 2>&1 || rc=$?
     if [ $rc -ne 0 ]; then
-        fail "${SAN}smoke/device-help" "exit status $rc" "$log"
+        fail "${PFX}smoke/device-help" "exit status $rc" "$log"
     else
-        pass "${SAN}smoke/device-help" "$log"
+        pass "${PFX}smoke/device-help" "$log"
         local d
         for d in virtio-net-pci virtio-9p-pci e1000; do
-            if grep -q "name \"$d\"" "$log"; then pass "${SAN}smoke/has-$d" "$log"; else fail "${SAN}smoke/has-$d" "not in -device help, see $log"; fi
+            if grep -q "name \"$d\"" "$log"; then pass "${PFX}smoke/has-$d" "$log"; else fail "${PFX}smoke/has-$d" "not in -device help, see $log"; fi
         done
-        if grep -qi 'name "[^"]*rdma' "$log"; then pass "${SAN}smoke/has-rdma-device"; else fail "${SAN}smoke/has-rdma-device" "no rdma device in -device help, see $log"; fi
+        if grep -qi 'name "[^"]*rdma' "$log"; then pass "${PFX}smoke/has-rdma-device"; else fail "${PFX}smoke/has-rdma-device" "no rdma device in -device help, see $log"; fi
     fi
 
     # docs/datasheet.md section 2 against the device's own properties
-    log=$LOGS/${SAN}smoke/datasheet-props.log
+    log=$LOGS/${PFX}smoke/datasheet-props.log
     if python3 "$REPO/tests/docs/datasheet-props.py" "$QEMU" "$REPO/docs/datasheet.md" > "$log" 2>&1; then
-        pass "${SAN}smoke/datasheet-props" "$log"
+        pass "${PFX}smoke/datasheet-props" "$log"
     else
-        fail "${SAN}smoke/datasheet-props" "docs/datasheet.md section 2 and -device rdma-sim,help differ" "$log"
+        fail "${PFX}smoke/datasheet-props" "docs/datasheet.md section 2 and -device rdma-sim,help differ" "$log"
     fi
 
-    local share=$LOGS/${SAN}smoke/share m
+    local share=$LOGS/${PFX}smoke/share m
     mkdir -p "$share"
     for m in pc q35; do
         qmp_smoke "$m-nodefaults" -M "$m" -accel tcg -display none -nodefaults -serial none -S \
@@ -149,18 +160,18 @@ suite_qtest() {
     local srcs=("$REPO"/tests/qtest/*-test.c)
     shopt -u nullglob
     [ ${#srcs[@]} -gt 0 ] || { echo "qtest: no tests/qtest/*-test.c, nothing to run" >&2; return 0; }
-    have_qemu "${SAN}qtest" || return 0
-    mkdir -p "$LOGS/${SAN}qtest"
+    have_qemu "${PFX}qtest" || return 0
+    mkdir -p "$LOGS/${PFX}qtest"
 
-    [ -f "$QEMU_BUILD/build.ninja" ] || { cannot_run "${SAN}qtest" "$QEMU_BUILD is not configured; run 'make'"; return 0; }
+    [ -f "$QEMU_BUILD/build.ninja" ] || { cannot_run "${PFX}qtest" "$QEMU_BUILD is not configured; run 'make'"; return 0; }
 
     local s t
     for s in "${srcs[@]}"; do
         t=$(basename "$s" .c)
-        local log=$LOGS/${SAN}qtest/$t.log blog=$LOGS/${SAN}qtest/$t.build.log rc=0
+        local log=$LOGS/${PFX}qtest/$t.log blog=$LOGS/${PFX}qtest/$t.build.log rc=0
         echo "qtest: building $t" >&2
         if ! flock "$BUILD/.lock" ninja -C "$QEMU_BUILD" -j"$JOBS" "tests/qtest/$t" > "$blog" 2>&1; then
-            fail "${SAN}qtest/$t" "build failed" "$blog"
+            fail "${PFX}qtest/$t" "build failed" "$blog"
             continue
         fi
         echo "qtest: running $t" >&2
@@ -180,7 +191,7 @@ suite_qtest() {
                     directive="${BASH_REMATCH[2]}${BASH_REMATCH[3]}"
                     name=${BASH_REMATCH[1]}
                 fi
-                name="${SAN}qtest/$t:${name:-#$results}"
+                name="${PFX}qtest/$t:${name:-#$results}"
                 if [ -n "$directive" ]; then
                     skip "$name" "$directive"
                 elif [[ $line == ok* ]]; then
@@ -204,11 +215,11 @@ suite_qtest() {
         elif [ $results -eq 0 ] && ! grep -q '^1\.\.0' "$log"; then
             why="no TAP results"
         fi
-        if [ -z "$why" ] && [ -n "$SAN" ] && why=$(sanitizer_report "$log"); then
+        if [ -z "$why" ] && [ -n "$SANITIZED" ] && why=$(sanitizer_report "$log"); then
             why="sanitizer: $why"
         fi
         if [ -n "$why" ]; then
-            fail "${SAN}qtest/$t" "$why" "$log"
+            fail "${PFX}qtest/$t" "$why" "$log"
         elif [ $nfail -gt 0 ]; then
             { echo "  | --- last lines of $log:"; tail -n 30 "$log" | sed 's/^/  | /'; } >&2
         fi
@@ -221,30 +232,30 @@ suite_vmtest() {
     local tests=("$REPO"/tests/vm/t-*.sh)
     shopt -u nullglob
     [ ${#tests[@]} -gt 0 ] || { echo "vmtest: no tests/vm/t-*.sh, nothing to run" >&2; return 0; }
-    have_qemu vmtest || return 0
-    mkdir -p "$LOGS/vm"
+    have_qemu "${PFX}vm" || return 0
+    mkdir -p "$LOGS/${PFX}vm"
 
     local t
     for t in "${tests[@]}"; do
         local name log dir rc=0 start
         name=$(basename "$t" .sh)
-        log=$LOGS/vm/$name.log
-        dir=$LOGS/vm/$name
+        log=$LOGS/${PFX}vm/$name.log
+        dir=$LOGS/${PFX}vm/$name
         rm -rf "$dir"
         mkdir -p "$dir"
         local cmd=("$t")
         [ -x "$t" ] || cmd=(bash "$t")
-        echo "vmtest: running $name (timeout ${VMTEST_TIMEOUT}s)" >&2
+        echo "vmtest: running ${PFX}$name (timeout ${VMTEST_TIMEOUT}s)" >&2
         start=$(date +%s)
         (cd "$REPO" && RDMA_SIM_ROOT="$REPO" RDMA_SIM_BUILD="$BUILD" QEMU_BINARY="$QEMU" \
             RDMA_SIM_LOGDIR="$dir" timeout -k 30 "$VMTEST_TIMEOUT" "${cmd[@]}") \
             < /dev/null > "$log" 2>&1 || rc=$?
-        echo "vmtest: $name finished in $(( $(date +%s) - start ))s, exit status $rc" >&2
+        echo "vmtest: ${PFX}$name finished in $(( $(date +%s) - start ))s, exit status $rc" >&2
         case $rc in
-            0)       pass "vm/$name" ;;
-            77)      skip "vm/$name" "exit status 77" ;;
-            124|137) fail "vm/$name" "timed out after ${VMTEST_TIMEOUT}s" "$log" ;;
-            *)       fail "vm/$name" "exit status $rc" "$log" ;;
+            0)       pass "${PFX}vm/$name" ;;
+            77)      skip "${PFX}vm/$name" "exit status 77" ;;
+            124|137) fail "${PFX}vm/$name" "timed out after ${VMTEST_TIMEOUT}s" "$log" ;;
+            *)       fail "${PFX}vm/$name" "exit status $rc" "$log" ;;
         esac
     done
 }
@@ -269,7 +280,8 @@ suite_fuzz() {
 use_sanitized() {
     QEMU=$FUZZ_BUILD/qemu-system-x86_64
     QEMU_BUILD=$FUZZ_BUILD
-    SAN=san/
+    PFX=san/
+    SANITIZED=1
     sanitizer_env
 }
 
@@ -279,6 +291,20 @@ suite_sanitize() {
     read -r passed failed skipped < "$LOGS/san-counts"
 }
 
+# --- deb13 ---------------------------------------------------------------------
+# The Debian 13 generation: QEMU 10.0 and Linux 6.12 guests.  In a subshell,
+# as the sanitized runs are; the counts come back through a file.
+suite_deb13() {
+    ( QEMU_BUILD=$DEB13_QEMU_BUILD
+      QEMU=$DEB13_QEMU_BUILD/qemu-system-x86_64
+      PFX=deb13/
+      export GUEST_ABI=$DEB13_GUEST_ABI
+      [ -x "$QEMU" ] || cannot_run deb13 "$QEMU not found; run 'make QEMU_VERSION=10.0' first"
+      if [ -x "$QEMU" ]; then suite_smoke; suite_qtest; suite_vmtest; fi
+      echo "$passed $failed $skipped" > "$LOGS/deb13-counts" )
+    read -r passed failed skipped < "$LOGS/deb13-counts"
+}
+
 # --- main ----------------------------------------------------------------------
 suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(all)
@@ -286,9 +312,9 @@ run=()
 for s in "${suites[@]}"; do
     case $s in
         all) if [ "${SANITIZE:-}" = 1 ]; then run+=(smoke qtest fuzz)
-             else run+=(smoke qtest vmtest fuzz sanitize); fi ;;
-        smoke|qtest|vmtest|fuzz|sanitize) run+=("$s") ;;
-        *) echo "check.sh: unknown suite '$s' (all, smoke, qtest, vmtest, fuzz, sanitize)" >&2; exit 2 ;;
+             else run+=(smoke qtest vmtest fuzz sanitize deb13); fi ;;
+        smoke|qtest|vmtest|fuzz|sanitize|deb13) run+=("$s") ;;
+        *) echo "check.sh: unknown suite '$s' (all, smoke, qtest, vmtest, fuzz, sanitize, deb13)" >&2; exit 2 ;;
     esac
 done
 if [ "${SANITIZE:-}" = 1 ]; then

@@ -76,7 +76,7 @@ log "configure took $(( $(date +%s) - start )) s"
 summary_is_yes() {
     grep -Eiq "^[[:space:]]*$1[[:space:]]*:[[:space:]]*YES" "$logdir/configure.log"
 }
-summary_is_yes 'VirtFS support' ||
+summary_is_yes 'VirtFS( \(9P\))? support' ||
     die "meson summary says virtfs is off (see $logdir/configure.log); it needs libcap-ng-dev and libattr1-dev: run 'make deps' (as root)"
 summary_is_yes 'slirp support' ||
     die "meson summary says slirp is off (see $logdir/configure.log); it needs libslirp-dev: run 'make deps' (as root)"

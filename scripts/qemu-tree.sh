@@ -1,15 +1,25 @@
 #!/usr/bin/env bash
-# Prepare a QEMU 7.2 source tree for building rdma-sim.
+# Prepare a QEMU source tree for building rdma-sim: Debian 12's QEMU 7.2 or
+# Debian 13's QEMU 10.0.
 #
-#   scripts/qemu-tree.sh fetch BUILD_DIR QEMU_SRC
-#       `apt-get source qemu` into BUILD_DIR, once (QEMU_SRC is the directory
-#       it is expected to produce, e.g. BUILD_DIR/qemu-7.2+dfsg).
-#   scripts/qemu-tree.sh link QEMU_SRC REPO
+#   scripts/qemu-tree.sh fetch BUILD_DIR QEMU_SRC [VERSION]
+#       VERSION 7.2 (default): `apt-get source qemu` into BUILD_DIR, once
+#       (QEMU_SRC is the directory it is expected to produce, e.g.
+#       BUILD_DIR/qemu-7.2+dfsg).
+#       VERSION 10.0: Debian 13's qemu source into QEMU_SRC, and meson >= 1.5
+#       (10.0 needs it, Debian 12 has 1.0) from bookworm-backports into the
+#       Python environment BUILD_DIR/qemu-10.0-python, once.  Both come from
+#       Debian's archive through an apt state of their own in
+#       BUILD_DIR/apt-next: the host's apt configuration is not changed and
+#       nothing is installed.
+#   scripts/qemu-tree.sh link QEMU_SRC REPO [VERSION]
 #       symlink our sources into the tree, add the hook lines to QEMU's
 #       Kconfig/meson files and apply REPO/patches/qemu/*.patch (changes to
-#       QEMU outside the device; see patches/qemu/README.md). Idempotent:
-#       files are only written when their content has to change, so a no-op
-#       run does not make meson reconfigure or ninja rebuild.
+#       QEMU outside the device; see patches/qemu/README.md), where a patch
+#       of the same name in REPO/patches/qemu/VERSION/ replaces the common
+#       one. Idempotent: files are only written when their content has to
+#       change, so a no-op run does not make meson reconfigure or ninja
+#       rebuild.
 set -euo pipefail
 
 die() { echo "qemu-tree.sh: error: $*" >&2; exit 1; }
@@ -47,6 +57,86 @@ fetch() {
 }
 
 # ---------------------------------------------------------------------------
+# Debian 13's QEMU 10.0, from the archive the host already uses.  The apt
+# state in BUILD_DIR/apt-next lists trixie's sources and bookworm-backports'
+# packages; apt-get runs with it instead of the host's configuration.
+NEXT_SUITE=trixie
+NEXT_VERSION=10.0
+ARCHIVE=http://deb.debian.org/debian
+KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
+
+apt_next() {
+    local state=$1
+    shift
+    apt-get -q -o Dir::Etc::SourceList="$state/sources.list" \
+        -o Dir::Etc::SourceParts=/nonexistent -o Dir::State::Lists="$state/lists" \
+        -o Dir::Cache="$state/cache" -o APT::Sandbox::User=root "$@"
+}
+
+fetch_next() {
+    local build=$1 src=$2 state=$1/apt-next py=$1/qemu-10.0-python
+    if [ -f "$src/configure" ] && [ -f "$src/meson.build" ] && [ -e "$py/.meson" ]; then
+        return 0
+    fi
+    command -v apt-get >/dev/null || die "apt-get not found (Debian 12 is required), or set QEMU_SRC=/path/to/qemu-10.0"
+    command -v dpkg-source >/dev/null || die "dpkg-source not found: run 'make deps' (as root) first"
+    [ -f "$KEYRING" ] || die "$KEYRING not found: install debian-archive-keyring"
+    mkdir -p "$state/lists/partial" "$state/cache/archives/partial"
+    printf '%s\n' "deb-src [signed-by=$KEYRING] $ARCHIVE $NEXT_SUITE main" \
+        "deb [signed-by=$KEYRING] $ARCHIVE bookworm-backports main" > "$state/sources.list"
+    log "reading Debian 13 ($NEXT_SUITE) and bookworm-backports package lists into $state"
+    apt_next "$state" update > "$state/update.log" 2>&1 || {
+        cat "$state/update.log" >&2
+        die "apt-get update of $NEXT_SUITE and bookworm-backports failed (see above): is $ARCHIVE reachable?"
+    }
+
+    local tmp="$build/.qemu-next.tmp" dsc
+    rm -rf "$tmp"
+    mkdir -p "$tmp"
+    if [ ! -f "$src/configure" ]; then
+        [ ! -e "$src" ] || die "$src exists but is not a complete QEMU tree; remove it and re-run make"
+        log "downloading Debian 13's QEMU source into $build"
+        (cd "$tmp" && apt_next "$state" source --download-only qemu) > "$tmp/source.log" 2>&1 || {
+            cat "$tmp/source.log" >&2
+            die "downloading $NEXT_SUITE's qemu source failed (see above)"
+        }
+        dsc=$(find "$tmp" -maxdepth 1 -name 'qemu_*.dsc' | head -n1)
+        [[ $(basename "$dsc") == qemu_?:"$NEXT_VERSION".* || $(basename "$dsc") == qemu_"$NEXT_VERSION".* ]] ||
+            die "$NEXT_SUITE's qemu source is $(basename "$dsc"), not QEMU $NEXT_VERSION; set QEMU_SRC to a QEMU $NEXT_VERSION tree"
+        # dpkg-source applies Debian's patches, among them the ones that
+        # build without the firmware blobs the +ds tarball leaves out
+        (cd "$tmp" && dpkg-source -x "$(basename "$dsc")" tree) > "$tmp/extract.log" 2>&1 || {
+            cat "$tmp/extract.log" >&2
+            die "dpkg-source -x $(basename "$dsc") failed (see above)"
+        }
+        mkdir -p "$(dirname "$src")"
+        mv "$tmp/tree" "$src"
+        log "QEMU source ready in $src ($(basename "$dsc" .dsc))"
+    fi
+
+    # QEMU 10.0 needs meson >= 1.5.  A Python environment that sees the
+    # host's packages, with bookworm-backports' meson in front of them.
+    if [ ! -e "$py/.meson" ]; then
+        log "setting up $py with meson from bookworm-backports"
+        (cd "$tmp" && apt_next "$state" download meson) > "$tmp/meson.log" 2>&1 || {
+            cat "$tmp/meson.log" >&2
+            die "downloading meson from bookworm-backports failed (see above)"
+        }
+        rm -rf "$py"
+        python3 -m venv --without-pip --system-site-packages "$py" ||
+            die "python3 -m venv failed: install python3-venv (make deps)"
+        dpkg-deb -x "$tmp"/meson_*.deb "$tmp/meson"
+        local site
+        site=$("$py/bin/python3" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+        cp -a "$tmp"/meson/usr/lib/python3/dist-packages/. "$site/"
+        "$py/bin/python3" -c 'import mesonbuild.coredata as c; print(c.version)' > "$py/.meson" ||
+            die "meson from bookworm-backports does not import in $py"
+        log "meson $(cat "$py/.meson") in $py"
+    fi
+    rm -rf "$tmp"
+}
+
+# ---------------------------------------------------------------------------
 # symlink LINK TARGET: make LINK a symlink to TARGET, touching nothing if it
 # already is one.
 symlink() {
@@ -76,11 +166,11 @@ write_if_changed() {
 }
 
 need_file() {
-    [ -f "$1" ] || die "$1 not found: ${QSRC} does not look like a QEMU 7.2 source tree"
+    [ -f "$1" ] || die "$1 not found: ${QSRC} does not look like a QEMU $VERSION source tree"
 }
 
 link() {
-    QSRC=$1
+    QSRC=$1 VERSION=$3
     local repo=$2
     need_file "$QSRC/configure"
     need_file "$QSRC/meson.build"
@@ -141,7 +231,7 @@ link() {
     # 'hw/misc', inside the have_system block)
     if ! grep -qF "'hw/rdma-sim'," "$QSRC/meson.build"; then
         grep -qE "^    'hw/misc',$" "$QSRC/meson.build" ||
-            die "can't find the 'hw/misc' entry of trace_events_subdirs in $QSRC/meson.build (not QEMU 7.2?)"
+            die "can't find the 'hw/misc' entry of trace_events_subdirs in $QSRC/meson.build (not QEMU $VERSION?)"
         sed -E "0,/^    'hw\/misc',$/s//    'hw\/misc',\n    'hw\/rdma-sim',/" "$QSRC/meson.build" |
             write_if_changed "$QSRC/meson.build"
     fi
@@ -152,9 +242,9 @@ link() {
     # in the qtests dict (as QEMU's own tests add theirs).
     local mb="$QSRC/tests/qtest/meson.build" marker='# rdma-sim qtests'
     grep -qE '^qtests_x86_64 = ' "$mb" ||
-        die "can't find 'qtests_x86_64 = ' in $mb (not QEMU 7.2?)"
+        die "can't find 'qtests_x86_64 = ' in $mb (not QEMU $VERSION?)"
     grep -qxF 'qtest_executables = {}' "$mb" ||
-        die "can't find 'qtest_executables = {}' in $mb (not QEMU 7.2?)"
+        die "can't find 'qtest_executables = {}' in $mb (not QEMU $VERSION?)"
     local tests="" sources="" t sep=""
     if [ ${#qtests[@]} -gt 0 ]; then
         tests="qtests_x86_64 += ["
@@ -195,31 +285,46 @@ link() {
 
     # --- changes to QEMU itself --------------------------------------------
     command -v patch > /dev/null || die "patch not found: run 'make deps' (as root) first"
-    apply_patches "$QSRC" "$repo/patches/qemu"
+    apply_patches "$QSRC" "$repo/patches/qemu" "$VERSION"
 }
 
-# apply_patches QEMU_SRC DIR: apply DIR/*.patch (-p1) to the QEMU tree, in
-# name order, skipping those already applied.  Files are only touched when
-# a patch has to go in, so a no-op run rebuilds nothing.
+# apply_patches QEMU_SRC DIR VERSION: apply DIR/*.patch (-p1) to the QEMU
+# tree, in name order, skipping those already applied; DIR/VERSION/NAME
+# replaces DIR/NAME (a patch whose context differs in that version) and a
+# patch only in DIR/VERSION/ is for that version alone.  Files are only
+# touched when a patch has to go in, so a no-op run rebuilds nothing.
 apply_patches() {
-    local src=$1 dir=$2 p
+    local src=$1 dir=$2 version=$3 p name
+    local -A pick=()
     shopt -s nullglob
-    for p in "$dir"/*.patch; do
+    for p in "$dir"/*.patch "$dir/$version"/*.patch; do
+        pick[$(basename "$p")]=$p
+    done
+    shopt -u nullglob
+    for name in $(printf '%s\n' "${!pick[@]}" | sort); do
+        p=${pick[$name]}
         if patch -d "$src" -p1 -R -s -f --dry-run < "$p" > /dev/null 2>&1; then
             continue
         fi
         patch -d "$src" -p1 -N -s -f --dry-run < "$p" > /dev/null 2>&1 ||
-            die "$(basename "$p") does not apply to $src (not QEMU 7.2, or the files it changes were edited); start from a clean tree: remove $src and re-run make"
+            die "$name does not apply to $src (not QEMU $version, or the files it changes were edited); start from a clean tree: remove $src and re-run make"
         patch -d "$src" -p1 -N -s -f --no-backup-if-mismatch < "$p" > /dev/null ||
-            die "applying $(basename "$p") to $src failed"
-        log "applied $(basename "$p")"
+            die "applying $name to $src failed"
+        log "applied ${p#"$dir"/}"
     done
-    shopt -u nullglob
 }
 
 # ---------------------------------------------------------------------------
 case "${1:-}" in
-    fetch) [ $# -eq 3 ] || die "usage: $0 fetch BUILD_DIR QEMU_SRC"; fetch "$2" "$3" ;;
-    link)  [ $# -eq 3 ] || die "usage: $0 link QEMU_SRC REPO"; link "$2" "$3" ;;
-    *) die "usage: $0 fetch BUILD_DIR QEMU_SRC | link QEMU_SRC REPO" ;;
+    fetch)
+        [ $# -eq 3 ] || [ $# -eq 4 ] || die "usage: $0 fetch BUILD_DIR QEMU_SRC [VERSION]"
+        case ${4:-7.2} in
+            7.2) fetch "$2" "$3" ;;
+            "$NEXT_VERSION") fetch_next "$2" "$3" ;;
+            *) die "QEMU version ${4} is not supported (7.2 or $NEXT_VERSION)" ;;
+        esac ;;
+    link)
+        [ $# -eq 3 ] || [ $# -eq 4 ] || die "usage: $0 link QEMU_SRC REPO [VERSION]"
+        link "$2" "$3" "${4:-7.2}" ;;
+    *) die "usage: $0 fetch BUILD_DIR QEMU_SRC [VERSION] | link QEMU_SRC REPO [VERSION]" ;;
 esac
