@@ -9,7 +9,10 @@
 #    apt has no deb-src entry yet,
 #  * runs apt-get update,
 #  * installs the given packages plus linux-headers-<ABI>, where <ABI> is the
-#    kernel ABI that Debian's linux-image-amd64 currently points to.
+#    kernel ABI that Debian's linux-image-amd64 currently points to, and the
+#    headers of the newest Linux 6.12 ABI in apt's lists (the Debian 13
+#    generation's guest kernel, GUEST_ABI=6.12; Debian 12 has it in
+#    bookworm-security and bookworm-backports).
 set -euo pipefail
 
 die() { echo "deps.sh: error: $*" >&2; exit 1; }
@@ -69,8 +72,14 @@ abi=$(apt-cache depends linux-image-amd64 2>/dev/null |
 [ -n "$abi" ] || die "could not find the Debian kernel ABI (apt-cache depends linux-image-amd64)"
 log "Debian kernel ABI: $abi"
 
+next=$(apt-cache pkgnames linux-headers-6.12. 2>/dev/null |
+       grep -E '^linux-headers-6\.12(\.[0-9]+)+(-[0-9]+)?(\+[a-z0-9]+)?-amd64$' |
+       sed 's/^linux-headers-//' | sort -V | tail -n1)
+[ -n "$next" ] || die "apt's lists have no linux-headers-6.12.*-amd64: add bookworm-backports (or bookworm-security) to apt's sources and run make deps again"
+log "Linux 6.12 ABI: $next"
+
 # --- 4. install ----------------------------------------------------------------
-pkgs=("$@" "linux-headers-$abi")
+pkgs=("$@" "linux-headers-$abi" "linux-headers-$next")
 log "installing: ${pkgs[*]}"
 apt-get install -y -q --no-install-recommends "${pkgs[@]}"
 log "done"
