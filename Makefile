@@ -195,7 +195,7 @@ distclean:
 help:
 	@echo "make deps       install Debian build/test dependencies (root; idempotent)"
 	@echo "make            build $(QEMU_BIN:$(REPO)/%=%)"
-	@echo "make driver     build guest-driver/rdma_sim.ko for the guest kernel"
+	@echo "make driver     build build/driver/<ABI>/rdma_sim.ko for the guest kernel (GUEST_ABI=...)"
 	@echo "make demo       two VMs with rdma-sim: ibv_rc_pingpong and ib_write_bw"
 	@echo "make bench      rdma-sim vs Soft-RoCE in TCG guest pairs (table in build/bench/)"
 	@echo "make check      run all test suites (smoke, qtest, vmtest, fuzz, sanitize)"

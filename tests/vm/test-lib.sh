@@ -2,10 +2,12 @@
 # what they need, runs guests through tests/vm/vm, keeps the logs of
 # failures, prints PASS/FAIL.
 #
-#   vmtest_init NAME [--no-build]  cd to the repository root; build
-#                             rdma_sim.ko and tests/vm/progs (make: nothing
-#                             to do when they are up to date), unless
-#                             --no-build (the smoke tests need neither)
+#   vmtest_init NAME [--no-build]  cd to the repository root; resolve the
+#                             guest kernel ABI (GUEST_ABI: VMTEST_ABI); build
+#                             rdma_sim.ko for it (build/driver/ABI/) and
+#                             tests/vm/progs (make: nothing to do when they
+#                             are up to date), unless --no-build (the smoke
+#                             tests need neither)
 #   vmtest_pair A B [ARGS..]  two guests on a host UDP link; A and B are the
 #                             stacks of guest A and B: "rsim" (-device
 #                             rdma-sim, driver loaded; RSIM_PROPS adds device
@@ -32,10 +34,19 @@ vmtest_init() {
     cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
     VMTEST_RUNS=$PWD/build/vm-runs/$VMTEST_NAME.$$
     [[ ${2:-} != --no-build ]] || return 0
-    make -s -C guest-driver >/dev/null ||
-        vmtest_fail "building guest-driver/rdma_sim.ko failed (make -C guest-driver)"
-    make -s -C tests/vm/progs >/dev/null ||
-        vmtest_fail "building tests/vm/progs failed (make -C tests/vm/progs)"
+    # Resolved once here (a series needs apt-cache) and handed on resolved,
+    # so that the driver is built for the kernel the harness boots.
+    VMTEST_ABI=$(tests/vm/vm abi) || vmtest_fail "cannot tell the guest kernel ABI (tests/vm/vm abi)"
+    export GUEST_ABI=$VMTEST_ABI
+    make -s -C guest-driver GUEST_ABI="$VMTEST_ABI" >/dev/null ||
+        vmtest_fail "building rdma_sim.ko for Linux $VMTEST_ABI failed (make -C guest-driver GUEST_ABI=$VMTEST_ABI)"
+    make -s -C tests/vm/progs GUEST_ABI="$VMTEST_ABI" >/dev/null ||
+        vmtest_fail "building tests/vm/progs failed (make -C tests/vm/progs GUEST_ABI=$VMTEST_ABI)"
+}
+
+# vmtest_ko ABI: the driver built for ABI (make -C guest-driver GUEST_ABI=ABI).
+vmtest_ko() {
+    echo "build/driver/$1/rdma_sim.ko"
 }
 
 vmtest_nic() {
@@ -47,11 +58,18 @@ vmtest_nic() {
 }
 
 # vmtest_run ARGS..: run guests, keep the results; sets VMTEST_RC.
-# VMTEST_KO: the module the harness loads in the guests (default
-# guest-driver/rdma_sim.ko; "" for none).
+# VMTEST_KO: the module the harness loads in the guests (default: the driver
+# built for the guests' kernel, build/driver/ABI/rdma_sim.ko; "" for none).
 vmtest_run() {
-    local runs=$VMTEST_RUNS ko=${VMTEST_KO-guest-driver/rdma_sim.ko} i
-    local cmd=(tests/vm/vm run --name "$VMTEST_NAME" --keep ${ko:+-k "$ko"} "$@")
+    local runs=$VMTEST_RUNS i
+    local ko=${VMTEST_KO-$(vmtest_ko "${VMTEST_ABI:-}")}
+    local cmd=(tests/vm/vm run --name "$VMTEST_NAME" --keep)
+    if [[ -n $ko ]]; then
+        [[ -n ${VMTEST_ABI:-} || -n ${VMTEST_KO:-} ]] ||
+            vmtest_fail "no driver: vmtest_init ran with --no-build and VMTEST_KO is not set"
+        cmd+=(-k "$ko")
+    fi
+    cmd+=("$@")
     rm -rf "$runs"
     mkdir -p "$runs"
     VMTEST_RC=0
