@@ -6,6 +6,8 @@
 # seabios, ipxe-qemu, qemu-system-data: firmware for our uninstalled QEMU.
 # shellcheck: make lint.  clang-14, libclang-rt-14-dev (libFuzzer, the
 # sanitizers), llvm-14 (symbolizer, coverage reports): make fuzz, make check.
+# dkms: tests/dkms/check-dkms.sh builds and installs the driver with it in
+# private trees (make -C guest-driver dkms-install uses it for real).
 DEPS_PACKAGES := \
 	gcc libc6-dev make pkg-config python3 ninja-build meson flex bison \
 	zlib1g-dev libglib2.0-dev libpixman-1-dev libfdt-dev libslirp-dev libcap-ng-dev libattr1-dev \
@@ -16,7 +18,8 @@ DEPS_PACKAGES := \
 	perftest rdmacm-utils iproute2 python3-pyverbs \
 	iputils-ping ethtool tmux iperf3 \
 	shellcheck \
-	clang-14 libclang-rt-14-dev llvm-14
+	clang-14 libclang-rt-14-dev llvm-14 \
+	dkms
 
 # QEMU device set: "rdma-sim" = only what we need (configs/rdma-sim-x86_64.mak),
 # "default" = all of QEMU's default x86_64 devices (slower to build).
