@@ -33,6 +33,12 @@ vmtest_fail() { echo "FAIL: $VMTEST_NAME: $*"; exit 1; }
 
 vmtest_init() {
     VMTEST_NAME=$1
+    # A module given by the user (e.g. one DKMS built) is also the one the
+    # guest scripts that load the driver themselves use (GT_KO, gt_load).
+    if [[ -n ${VMTEST_KO:-} ]]; then
+        VMTEST_KO=$(realpath -e "$VMTEST_KO") || vmtest_fail "VMTEST_KO=$VMTEST_KO: no such file"
+        VMTEST_GT_KO=$VMTEST_KO
+    fi
     cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
     VMTEST_RUNS=$PWD/build/vm-runs/$VMTEST_NAME.$$
     [[ ${2:-} != --no-build ]] || return 0
@@ -71,7 +77,8 @@ vmtest_nic() {
 # VMTEST_KO: the module the harness loads in the guests (default: the driver
 # built for the guests' kernel, build/driver/ABI/rdma_sim.ko; "" for none);
 # VMTEST_KO_B: guest B's (default: VMTEST_KO if set, else the driver built
-# for guest B's kernel).
+# for guest B's kernel). A VMTEST_KO set when vmtest_init ran is also the
+# guests' GT_KO, even in runs that do not load it (vmtest_plain).
 vmtest_run() {
     local runs=$VMTEST_RUNS i
     local ko=${VMTEST_KO-$(vmtest_ko "${VMTEST_ABI:-}")}
@@ -83,6 +90,7 @@ vmtest_run() {
         cmd+=(-k "$ko")
         if [[ -n $kob && $kob != "$ko" ]]; then cmd+=(--module-b "$kob"); fi
     fi
+    if [[ -n ${VMTEST_GT_KO:-} ]]; then cmd+=(-e "GT_KO=$VMTEST_GT_KO"); fi
     cmd+=("$@")
     rm -rf "$runs"
     mkdir -p "$runs"

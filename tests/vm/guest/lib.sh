@@ -176,6 +176,7 @@ gt_load() {
     [[ -n $bdf ]] || gt_fail "no rdma-sim PCI function ($GT_PCI_ID) in the guest: lspci: $(lspci -n 2>&1 | tr '\n' ';')"
     [[ -f $GT_KO ]] || gt_fail "$GT_KO not built (make -C guest-driver GUEST_ABI=$RSIM_ABI)"
     modprobe -a ib_core ib_uverbs || gt_fail "modprobe ib_core ib_uverbs failed"
+    gt_log "insmod $GT_KO"
     insmod "$GT_KO" || gt_fail "insmod $GT_KO failed: $(dmesg | tail -n 5 | tr '\n' ';')"
     gt_retry 10 test -e "/sys/bus/pci/drivers/rdma_sim/$bdf" -a -e /sys/class/infiniband/rsim0 || true
     [[ -e /sys/bus/pci/drivers/rdma_sim/$bdf ]] ||
