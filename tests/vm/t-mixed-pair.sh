@@ -9,10 +9,11 @@
 # meant to: its uname -r, the machine type its firmware reports
 # (pc-q35-X.Y) and the version of the binary that booted it are checked.
 #
-# The binaries: QEMU (7.2; default $QEMU_BINARY, else
-# build/qemu-build/qemu-system-x86_64, which `make` builds) and QEMU_NEXT
-# (10.0; default build/qemu-10.0-build/qemu-system-x86_64, which
-# `make QEMU_VERSION=10.0` builds).  The kernels: the newest ABIs of the
+# The binaries: QEMU (7.2; default build/qemu-build/qemu-system-x86_64,
+# which `make` builds) and QEMU_NEXT (10.0; default
+# build/qemu-10.0-build/qemu-system-x86_64, which `make QEMU_VERSION=10.0`
+# builds).  Not QEMU_BINARY, the one QEMU a suite runs its tests on: this
+# test needs both, whichever generation the suite is checking.  The kernels: the newest ABIs of the
 # 6.12 and 6.1 series in apt's lists, with their linux-headers installed.
 set -euo pipefail
 # shellcheck source=tests/vm/test-lib.sh
@@ -22,7 +23,7 @@ set -euo pipefail
 export GUEST_ABI=6.12 GUEST_ABI_B=6.1
 vmtest_init t-mixed-pair
 
-old=${QEMU:-${QEMU_BINARY:-build/qemu-build/qemu-system-x86_64}}
+old=${QEMU:-build/qemu-build/qemu-system-x86_64}
 next=${QEMU_NEXT:-build/qemu-10.0-build/qemu-system-x86_64}
 [[ -x $old ]] ||
     vmtest_fail "no QEMU 7.2 binary at $old: 'make' builds it (or set QEMU=/path/to/qemu-system-x86_64)"
