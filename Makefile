@@ -6,6 +6,8 @@
 # seabios, ipxe-qemu, qemu-system-data: firmware for our uninstalled QEMU.
 # shellcheck: make lint.  clang-14, libclang-rt-14-dev (libFuzzer, the
 # sanitizers), llvm-14 (symbolizer, coverage reports): make fuzz, make check.
+# dkms: tests/dkms/check-dkms.sh builds and installs the driver with it in
+# private trees (make -C guest-driver dkms-install uses it for real).
 DEPS_PACKAGES := \
 	gcc libc6-dev make pkg-config python3 python3-venv ninja-build meson flex bison \
 	zlib1g-dev libglib2.0-dev libpixman-1-dev libfdt-dev libslirp-dev libcap-ng-dev libattr1-dev \
@@ -16,7 +18,8 @@ DEPS_PACKAGES := \
 	perftest rdmacm-utils iproute2 python3-pyverbs \
 	iputils-ping ethtool tmux iperf3 \
 	shellcheck \
-	clang-14 libclang-rt-14-dev llvm-14
+	clang-14 libclang-rt-14-dev llvm-14 \
+	dkms
 
 REPO       := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 BUILD      := $(REPO)/build
@@ -232,7 +235,7 @@ distclean:
 help:
 	@echo "make deps       install Debian build/test dependencies (root; idempotent)"
 	@echo "make            build $(QEMU_BIN:$(REPO)/%=%)"
-	@echo "make driver     build guest-driver/rdma_sim.ko for the guest kernel"
+	@echo "make driver     build build/driver/<ABI>/rdma_sim.ko for the guest kernel (GUEST_ABI=...)"
 	@echo "make demo       two VMs with rdma-sim: ibv_rc_pingpong and ib_write_bw"
 	@echo "make bench      rdma-sim vs Soft-RoCE in TCG guest pairs (table in build/bench/)"
 	@echo "make check      all test suites (smoke, qtest, vmtest, fuzz, sanitize; deb13: QEMU 10.0 + Linux 6.12)"

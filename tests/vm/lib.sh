@@ -26,6 +26,10 @@
 #   GUEST_ABI    guest kernel ABI, e.g. 6.1.0-57-amd64, or a kernel series
 #                (6.12): its newest amd64 ABI in apt's lists (default: what
 #                linux-image-amd64 depends on in apt's lists)
+#   QEMU_B       guest B's QEMU binary, when it is not QEMU's (mixed pairs:
+#                one QEMU version against another)
+#   GUEST_ABI_B  guest B's kernel, when it is not GUEST_ABI's (as GUEST_ABI:
+#                an ABI or a series); modules for it: --module-b
 
 VM_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 VM_REPO=$(cd "$VM_LIB_DIR/../.." && pwd)
@@ -33,6 +37,8 @@ VM_CACHE=${VM_CACHE:-$VM_REPO/build/guest}
 # make check (scripts/check.sh) gives each test a log directory and the QEMU binary.
 VM_RUNS_DIR=${VM_RUNS_DIR:-${RDMA_SIM_LOGDIR:-$VM_REPO/build/vm-runs}}
 QEMU=${QEMU:-${QEMU_BINARY:-$VM_REPO/build/qemu-build/qemu-system-x86_64}}
+QEMU_B=${QEMU_B:-}
+GUEST_ABI_B=${GUEST_ABI_B:-}
 ACCEL=${ACCEL:-tcg}
 VM_MEM=${VM_MEM:-1024}
 VM_SMP=${VM_SMP:-1}
@@ -64,21 +70,23 @@ vm_lock_cache() {
     flock "$VM_LOCK_FD"
 }
 
-# Prints the guest kernel ABI (e.g. 6.1.0-57-amd64).
+# vm_abi [SPEC [NAME]]: prints the guest kernel ABI (e.g. 6.1.0-57-amd64)
+# that SPEC (default: GUEST_ABI) names: an ABI, a series or nothing (the
+# default). NAME is the variable SPEC came from, for error messages.
 vm_abi() {
-    local abi
-    if [[ ${GUEST_ABI:-} =~ ^[0-9]+\.[0-9]+$ ]]; then
+    local abi spec=${1-${GUEST_ABI:-}} var=${2:-GUEST_ABI}
+    if [[ $spec =~ ^[0-9]+\.[0-9]+$ ]]; then
         # A series: the newest linux-image-SERIES.N[-M][+debNN]-amd64 apt knows.
-        abi=$(apt-cache pkgnames "linux-image-$GUEST_ABI." 2>/dev/null |
-            grep -E "^linux-image-${GUEST_ABI//./\\.}(\.[0-9]+)+(-[0-9]+)?(\+[a-z0-9]+)?-amd64\$" |
+        abi=$(apt-cache pkgnames "linux-image-$spec." 2>/dev/null |
+            grep -E "^linux-image-${spec//./\\.}(\.[0-9]+)+(-[0-9]+)?(\+[a-z0-9]+)?-amd64\$" |
             sed 's/^linux-image-//' | sort -V | tail -n1)
         [[ -n $abi ]] ||
-            vm_die "GUEST_ABI=$GUEST_ABI: apt's lists have no linux-image-$GUEST_ABI.*-amd64 (run 'apt-get update', or give the ABI, e.g. GUEST_ABI=6.1.0-57-amd64)"
+            vm_die "$var=$spec: apt's lists have no linux-image-$spec.*-amd64 (run 'apt-get update', or give the ABI, e.g. $var=6.1.0-57-amd64)"
         echo "$abi"
         return
     fi
-    if [[ -n ${GUEST_ABI:-} ]]; then
-        echo "$GUEST_ABI"
+    if [[ -n $spec ]]; then
+        echo "$spec"
         return
     fi
     abi=$(apt-cache depends linux-image-amd64 2>/dev/null |
@@ -95,19 +103,42 @@ vm_abi() {
     echo "$abi"
 }
 
-# Sets VM_ABI (once: apt-cache takes about a second).
+# Sets VM_ABI, and VM_ABI_B (guest B's: GUEST_ABI_B, else VM_ABI); once:
+# apt-cache takes about a second.
 vm_resolve_abi() {
     [[ -n ${VM_ABI:-} ]] || VM_ABI=$(vm_abi)
+    if [[ -z ${VM_ABI_B:-} ]]; then
+        if [[ -n $GUEST_ABI_B ]]; then
+            VM_ABI_B=$(vm_abi "$GUEST_ABI_B" GUEST_ABI_B)
+        else
+            VM_ABI_B=$VM_ABI
+        fi
+    fi
+}
+
+# vm_guest_abi INDEX / vm_guest_qemu INDEX: the kernel ABI and the QEMU
+# binary of guest INDEX (guest B, 1, may have its own).
+vm_guest_abi() {
+    if (($1 == 1)); then echo "$VM_ABI_B"; else echo "$VM_ABI"; fi
+}
+vm_guest_qemu() {
+    if (($1 == 1)) && [[ -n $QEMU_B ]]; then echo "$QEMU_B"; else echo "$QEMU"; fi
+}
+
+# vm_qemu_version BINARY: its version, e.g. 7.2.22 ("QEMU emulator version
+# 7.2.22 (...)" is the first line of --version).
+vm_qemu_version() {
+    "$1" --version 2>/dev/null | sed -n '1s/^QEMU emulator version \([^ ]*\).*/\1/p'
 }
 
 vm_kernel_dir() { echo "$VM_CACHE/$1"; }          # ABI -> cache dir of that kernel
 
-# fetch-kernel: downloads linux-image-ABI, unpacks it into build/guest/ABI/root
-# and runs depmod there. Done once per ABI.
+# fetch-kernel [ABI]: downloads linux-image-ABI (default VM_ABI), unpacks it
+# into build/guest/ABI/root and runs depmod there. Done once per ABI.
 vm_fetch_kernel() {
     local abi dir
     vm_resolve_abi
-    abi=$VM_ABI
+    abi=${1:-$VM_ABI}
     dir=$(vm_kernel_dir "$abi")
     [[ -e $dir/.fetched ]] && return 0
     vm_need apt-get apt
@@ -198,15 +229,16 @@ vm_initrd_module_files() {
     done
 }
 
-# build-initramfs: busybox-static + the modules that mount the host root +
-# tests/vm/guest-init as /init. Rebuilt when guest-init or the kernel changes.
+# build-initramfs [ABI]: busybox-static + the modules that mount the host
+# root + tests/vm/guest-init as /init, for ABI (default VM_ABI). Rebuilt when
+# guest-init or the kernel changes.
 vm_build_initramfs() {
     local abi dir out
     vm_resolve_abi
-    abi=$VM_ABI
+    abi=${1:-$VM_ABI}
     dir=$(vm_kernel_dir "$abi")
     out=$dir/initramfs.cpio
-    vm_fetch_kernel
+    vm_fetch_kernel "$abi"
     if [[ -f $out && $out -nt $VM_LIB_DIR/guest-init && $out -nt $dir/.fetched && -f $dir/root/boot/vmlinux.tried ]]; then
         return 0
     fi
@@ -248,18 +280,28 @@ vm_build_initramfs() {
     ) || exit 1
 }
 
-# Makes sure the kernel, its modules, the initramfs and QEMU are there.
-vm_prepare() {
-    vm_build_initramfs
-    if [[ ! -x $QEMU ]]; then
-        if [[ $QEMU == "$VM_REPO/build/qemu-build/qemu-system-x86_64" ]]; then
-            vm_die "QEMU not built: $QEMU is missing. Run 'make' (builds QEMU with rdma-sim), or set QEMU=/path/to/qemu-system-x86_64"
+# vm_check_qemu BINARY VARIABLE: BINARY (from VARIABLE) can run our guests.
+vm_check_qemu() {
+    local q=$1 var=$2
+    if [[ ! -x $q ]]; then
+        if [[ $q == "$VM_REPO/build/qemu-build/qemu-system-x86_64" ]]; then
+            vm_die "QEMU not built: $q is missing. Run 'make' (builds QEMU with rdma-sim), or set $var=/path/to/qemu-system-x86_64"
         fi
-        vm_die "QEMU binary '$QEMU' not found or not executable (set QEMU)"
+        vm_die "QEMU binary '$q' not found or not executable (set $var)"
     fi
-    if ! "$QEMU" -device help 2>/dev/null | grep -q '"virtio-9p-pci"'; then
-        vm_die "$QEMU has no virtio-9p (VirtFS): rebuild it with libcap-ng-dev and libattr1-dev installed (run 'make deps')"
+    if ! "$q" -device help 2>/dev/null | grep -q '"virtio-9p-pci"'; then
+        vm_die "$q has no virtio-9p (VirtFS): rebuild it with libcap-ng-dev and libattr1-dev installed (run 'make deps')"
     fi
+}
+
+# Makes sure the kernels, their modules, the initramfs and QEMU (guest B's
+# too, if it has its own) are there.
+vm_prepare() {
+    vm_resolve_abi
+    vm_build_initramfs "$VM_ABI"
+    [[ $VM_ABI_B == "$VM_ABI" ]] || vm_build_initramfs "$VM_ABI_B"
+    vm_check_qemu "$QEMU" QEMU
+    [[ -z $QEMU_B ]] || vm_check_qemu "$QEMU_B" QEMU_B
 }
 
 # Two free UDP ports on 127.0.0.1 (printed as "P1 P2"). Chosen at random and
@@ -293,6 +335,8 @@ vm_guest_letter() { local l=(A B C D E F G H); echo "${l[$1]}"; }
 #   VM_NIC_B        NIC model of guest B if it differs (interop runs)
 #   VM_NETIF        guest interface spec: auto | driver:NAME | NAME
 #   VM_KOS[]        modules (paths) to insmod in each guest, dependencies first
+#   VM_KOS_B[]      guest B's modules instead of VM_KOS (needed when B boots
+#                   another kernel: modules are built for one)
 #   VM_MODPROBE[]   modules to modprobe in each guest
 #   VM_DEVICES[]    extra -device arguments for each guest
 #   VM_QEMU_ARGS[]  extra raw QEMU arguments for each guest
@@ -305,10 +349,11 @@ vm_setup_run() {
         if ((n > 1)); then VM_NIC=virtio-net-pci; else VM_NIC=; fi
     fi
     VM_NETIF=${VM_NETIF:-auto}
-    local i abi dir ports=() p
+    local i abi ports=()
     vm_resolve_abi
-    abi=$VM_ABI
-    dir=$(vm_kernel_dir "$abi")
+    if ((n > 1)) && [[ $VM_ABI_B != "$VM_ABI" ]] && ((${#VM_KOS[@]} > 0 && ${#VM_KOS_B[@]} == 0)); then
+        vm_die "guest B boots Linux $VM_ABI_B and guest A $VM_ABI: a module is built for one kernel; give guest B's modules with --module-b (VM_KOS_B)"
+    fi
     if [[ -n $VM_NIC ]]; then
         if ((n == 2)); then
             read -r -a ports <<<"$(vm_free_udp_ports)"
@@ -319,17 +364,21 @@ vm_setup_run() {
         fi
     fi
     for ((i = 0; i < n; i++)); do
-        vm_write_guest "$i" "$abi" "$dir" "${ports[@]}"
+        abi=$(vm_guest_abi "$i")
+        vm_write_guest "$i" "$abi" "$(vm_kernel_dir "$abi")" "$(vm_guest_qemu "$i")" "${ports[@]}"
     done
 }
 
-# vm_write_guest INDEX ABI KDIR [PORT_A PORT_B]: writes gINDEX/results/guest.env
-# (read by tests/vm/guest-runner in the guest) and gINDEX/qemu.sh (boots the
-# guest; extra QEMU arguments given to it are appended, e.g. -serial ...).
+# vm_write_guest INDEX ABI KDIR QEMU [PORT_A PORT_B]: writes
+# gINDEX/results/guest.env (read by tests/vm/guest-runner in the guest),
+# gINDEX/results/qemu-version (the version of the QEMU binary that boots it)
+# and gINDEX/qemu.sh (boots the guest; extra QEMU arguments given to it are
+# appended, e.g. -serial ...).
 vm_write_guest() {
-    local i=$1 abi=$2 kdir=$3 pa=${4:-} pb=${5:-}
-    local g=$VM_RUN_DIR/g$i letter script ip='' peer='' role
+    local i=$1 abi=$2 kdir=$3 qemu=$4 pa=${5:-} pb=${6:-}
+    local g=$VM_RUN_DIR/g$i letter script ip='' peer='' role qver
     letter=$(vm_guest_letter "$i")
+    qver=$(vm_qemu_version "$qemu")
     mkdir -p "$g/results"
     if ((${#VM_SCRIPTS[@]} == 0)); then
         script=
@@ -348,8 +397,9 @@ vm_write_guest() {
         ip=10.0.0.$((i + 1))/24
         if ((VM_NGUESTS == 2)); then peer=10.0.0.$((2 - i)); fi
     fi
-    local ko kos=()
-    for ko in "${VM_KOS[@]}"; do
+    local ko kos=() kos_in=("${VM_KOS[@]}")
+    if ((i == 1 && ${#VM_KOS_B[@]} > 0)); then kos_in=("${VM_KOS_B[@]}"); fi
+    for ko in "${kos_in[@]}"; do
         [[ -f ${ko%% *} ]] || vm_die "module not found: ${ko%% *}"
         kos+=("$(realpath "${ko%% *}")${ko#"${ko%% *}"}")
     done
@@ -368,6 +418,8 @@ vm_write_guest() {
         printf 'RSIM_NGUESTS=%q\n' "$VM_NGUESTS"
         printf 'RSIM_HOSTNAME=%q\n' "rsim-${letter,,}"
         printf 'RSIM_ABI=%q\n' "$abi"
+        printf 'RSIM_QEMU=%q\n' "$qemu"
+        printf 'RSIM_QEMU_VERSION=%q\n' "$qver"
         printf 'RSIM_REPO=%q\n' "$VM_REPO"
         printf 'RSIM_SCRIPT=%q\n' "$script"
         printf 'RSIM_TIMEOUT=%q\n' "$((VM_TIMEOUT > 60 ? VM_TIMEOUT - 20 : VM_TIMEOUT * 2 / 3))"
@@ -383,9 +435,10 @@ vm_write_guest() {
             printf 'export %s=%q\n' "${e%%=*}" "${e#*=}"
         done
     } >"$g/results/guest.env"
+    echo "$qver" >"$g/results/qemu-version"
 
     local -a cmd=(
-        "$QEMU" -accel "$ACCEL" -machine "$VM_MACHINE" -m "$VM_MEM" -smp "$VM_SMP"
+        "$qemu" -accel "$ACCEL" -machine "$VM_MACHINE" -m "$VM_MEM" -smp "$VM_SMP"
         -nodefaults -no-reboot -display none -name "rsim-$letter"
         -kernel "$(vm_kernel_image "$abi")"
         -initrd "$kdir/initramfs.cpio"
@@ -420,7 +473,7 @@ vm_write_guest() {
 # vm_parse_opt OPT [VALUE]: handles one option; returns the number of words used
 # through VM_OPT_SHIFT (0 = not a harness option).
 vm_init_opts() {
-    VM_SCRIPTS=() VM_KOS=() VM_MODPROBE=() VM_DEVICES=() VM_QEMU_ARGS=() VM_ENVS=()
+    VM_SCRIPTS=() VM_KOS=() VM_KOS_B=() VM_MODPROBE=() VM_DEVICES=() VM_QEMU_ARGS=() VM_ENVS=()
 }
 vm_init_opts
 
@@ -431,6 +484,7 @@ vm_parse_opt() {
     case $1 in
     -s | --script) VM_SCRIPTS+=("${2-}") ;;
     -k | --module) VM_KOS+=("${2-}") ;;
+    --module-b) VM_KOS_B+=("${2-}") ;;
     -M | --modprobe) VM_MODPROBE+=("${2-}") ;;
     -d | --device) VM_DEVICES+=("${2-}") ;;
     -e | --env) VM_ENVS+=("${2-}") ;;
@@ -442,6 +496,8 @@ vm_parse_opt() {
     -a | --accel) ACCEL=${2-} ;;
     -t | --timeout) VM_TIMEOUT=${2-} ;;
     --qemu) QEMU=${2-} ;;
+    --qemu-b) QEMU_B=${2-} ;;
+    --abi-b) GUEST_ABI_B=${2-} ;;
     --keep) VM_KEEP=1; VM_OPT_SHIFT=1; return ;;
     -v | --verbose) VM_VERBOSE=1; VM_OPT_SHIFT=1; return ;;
     *) VM_OPT_SHIFT=0; return ;;
@@ -453,6 +509,8 @@ vm_parse_opt() {
 VM_OPTS_HELP='  -s, --script PATH   guest script (give one per guest, A then B; one given runs in all)
   -k, --module PATH   insmod this module in each guest (its dependencies are modprobed
                       first); "PATH param=value..." passes parameters
+      --module-b PATH a module for guest B instead of the -k ones (repeatable);
+                      needed when B boots another kernel (--abi-b)
   -M, --modprobe MOD  modprobe MOD in each guest (repeatable)
       --nic MODEL     QEMU NIC on the host UDP link, e.g. virtio-net-pci or rdma-sim
                       (default: virtio-net-pci with 2 guests, none with 1; "none")
@@ -466,6 +524,9 @@ VM_OPTS_HELP='  -s, --script PATH   guest script (give one per guest, A then B; 
   -a, --accel ACCEL   QEMU accelerator (env ACCEL, default tcg)
   -t, --timeout SEC   limit for the whole run (env VM_TIMEOUT, default 300)
       --qemu PATH     QEMU binary (env QEMU, default build/qemu-build/qemu-system-x86_64)
+      --qemu-b PATH   the QEMU binary of guest B (env QEMU_B, default: --qemu)
+      --abi-b ABI     the kernel ABI or series of guest B (env GUEST_ABI_B,
+                      default: GUEST_ABI)
       --keep          keep the run directory even on success (env VM_KEEP=1)
   -v, --verbose       stream the serial consoles to the terminal (env VM_VERBOSE=1)'
 
@@ -602,5 +663,9 @@ vm_run() {
     vm_prepare
     vm_setup_run "$name" "$n"
     vm_log "booting $n guest(s) with $(basename "$QEMU") -accel $ACCEL (limit ${VM_TIMEOUT}s); run dir $VM_RUN_DIR"
+    local i
+    for ((i = 0; i < n; i++)); do
+        vm_log "guest $(vm_guest_letter "$i"): QEMU $(cat "$VM_RUN_DIR/g$i/results/qemu-version") ($(vm_guest_qemu "$i")), Linux $(vm_guest_abi "$i")"
+    done
     vm_run_guests
 }

@@ -1,5 +1,5 @@
 #!/bin/bash
-# VM test: the rdma-sim guest driver (guest-driver/rdma_sim.ko) loads in a
+# VM test: the rdma-sim guest driver (rdma_sim.ko, guest-driver/) loads in a
 # guest with `-device rdma-sim` on a netdev backend, binds, shows the port
 # ACTIVE with its netdev in `rdma link`, and `ibv_devinfo -v` shows rsim0
 # with the limits the device advertises (some set to non-default values

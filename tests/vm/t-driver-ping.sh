@@ -1,6 +1,6 @@
 #!/bin/bash
 # VM test: two guests, each with an rdma-sim NIC on a shared host UDP link
-# (-netdev socket,udp=), driven by guest-driver/rdma_sim.ko, ping each other
+# (-netdev socket,udp=), driven by the guest driver (rdma_sim.ko), ping each other
 # over the rdma-sim net_device: 10 pings with 0% loss, then unfragmented
 # 9000-byte pings after an MTU change (tests/vm/guest/driver-ping.sh).
 set -euo pipefail

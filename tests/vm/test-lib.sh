@@ -2,10 +2,14 @@
 # what they need, runs guests through tests/vm/vm, keeps the logs of
 # failures, prints PASS/FAIL.
 #
-#   vmtest_init NAME [--no-build]  cd to the repository root; build
-#                             rdma_sim.ko and tests/vm/progs (make: nothing
-#                             to do when they are up to date), unless
-#                             --no-build (the smoke tests need neither)
+#   vmtest_init NAME [--no-build]  cd to the repository root; resolve the
+#                             guests' kernel ABIs (GUEST_ABI, and guest B's
+#                             GUEST_ABI_B if set: VMTEST_ABI, VMTEST_ABI_B);
+#                             build rdma_sim.ko for each of them
+#                             (build/driver/ABI/) and tests/vm/progs for
+#                             GUEST_ABI's (make: nothing to do when they are
+#                             up to date), unless --no-build (the smoke
+#                             tests need neither)
 #   vmtest_pair A B [ARGS..]  two guests on a host UDP link; A and B are the
 #                             stacks of guest A and B: "rsim" (-device
 #                             rdma-sim, driver loaded; RSIM_PROPS adds device
@@ -29,13 +33,36 @@ vmtest_fail() { echo "FAIL: $VMTEST_NAME: $*"; exit 1; }
 
 vmtest_init() {
     VMTEST_NAME=$1
+    # A module given by the user (e.g. one DKMS built) is also the one the
+    # guest scripts that load the driver themselves use (GT_KO, gt_load).
+    if [[ -n ${VMTEST_KO:-} ]]; then
+        VMTEST_KO=$(realpath -e "$VMTEST_KO") || vmtest_fail "VMTEST_KO=$VMTEST_KO: no such file"
+        VMTEST_GT_KO=$VMTEST_KO
+    fi
     cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
     VMTEST_RUNS=$PWD/build/vm-runs/$VMTEST_NAME.$$
     [[ ${2:-} != --no-build ]] || return 0
-    make -s -C guest-driver >/dev/null ||
-        vmtest_fail "building guest-driver/rdma_sim.ko failed (make -C guest-driver)"
-    make -s -C tests/vm/progs >/dev/null ||
-        vmtest_fail "building tests/vm/progs failed (make -C tests/vm/progs)"
+    # Resolved once here (a series needs apt-cache) and handed on resolved,
+    # so that the driver is built for the kernels the harness boots.
+    VMTEST_ABI=$(tests/vm/vm abi) || vmtest_fail "cannot tell the guest kernel ABI (tests/vm/vm abi)"
+    VMTEST_ABI_B=$VMTEST_ABI
+    if [[ -n ${GUEST_ABI_B:-} ]]; then
+        VMTEST_ABI_B=$(GUEST_ABI=$GUEST_ABI_B tests/vm/vm abi) ||
+            vmtest_fail "cannot tell guest B's kernel ABI (GUEST_ABI_B=$GUEST_ABI_B)"
+    fi
+    export GUEST_ABI=$VMTEST_ABI GUEST_ABI_B=$VMTEST_ABI_B
+    local abi
+    for abi in $(printf '%s\n' "$VMTEST_ABI" "$VMTEST_ABI_B" | sort -u); do
+        make -s -C guest-driver GUEST_ABI="$abi" >/dev/null ||
+            vmtest_fail "building rdma_sim.ko for Linux $abi failed (make -C guest-driver GUEST_ABI=$abi)"
+    done
+    make -s -C tests/vm/progs GUEST_ABI="$VMTEST_ABI" >/dev/null ||
+        vmtest_fail "building tests/vm/progs failed (make -C tests/vm/progs GUEST_ABI=$VMTEST_ABI)"
+}
+
+# vmtest_ko ABI: the driver built for ABI (make -C guest-driver GUEST_ABI=ABI).
+vmtest_ko() {
+    echo "build/driver/$1/rdma_sim.ko"
 }
 
 vmtest_nic() {
@@ -47,11 +74,24 @@ vmtest_nic() {
 }
 
 # vmtest_run ARGS..: run guests, keep the results; sets VMTEST_RC.
-# VMTEST_KO: the module the harness loads in the guests (default
-# guest-driver/rdma_sim.ko; "" for none).
+# VMTEST_KO: the module the harness loads in the guests (default: the driver
+# built for the guests' kernel, build/driver/ABI/rdma_sim.ko; "" for none);
+# VMTEST_KO_B: guest B's (default: VMTEST_KO if set, else the driver built
+# for guest B's kernel). A VMTEST_KO set when vmtest_init ran is also the
+# guests' GT_KO, even in runs that do not load it (vmtest_plain).
 vmtest_run() {
-    local runs=$VMTEST_RUNS ko=${VMTEST_KO-guest-driver/rdma_sim.ko} i
-    local cmd=(tests/vm/vm run --name "$VMTEST_NAME" --keep ${ko:+-k "$ko"} "$@")
+    local runs=$VMTEST_RUNS i
+    local ko=${VMTEST_KO-$(vmtest_ko "${VMTEST_ABI:-}")}
+    local kob=${VMTEST_KO_B-${VMTEST_KO-$(vmtest_ko "${VMTEST_ABI_B:-}")}}
+    local cmd=(tests/vm/vm run --name "$VMTEST_NAME" --keep)
+    if [[ -n $ko ]]; then
+        [[ -n ${VMTEST_ABI:-} || -n ${VMTEST_KO:-} ]] ||
+            vmtest_fail "no driver: vmtest_init ran with --no-build and VMTEST_KO is not set"
+        cmd+=(-k "$ko")
+        if [[ -n $kob && $kob != "$ko" ]]; then cmd+=(--module-b "$kob"); fi
+    fi
+    if [[ -n ${VMTEST_GT_KO:-} ]]; then cmd+=(-e "GT_KO=$VMTEST_GT_KO"); fi
+    cmd+=("$@")
     rm -rf "$runs"
     mkdir -p "$runs"
     VMTEST_RC=0

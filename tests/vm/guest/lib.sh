@@ -5,7 +5,8 @@
 # guests meet (gt_wait_listen, gt_barrier): tests/vm/README.md.
 
 GT_BARRIER_PORT=${GT_BARRIER_PORT:-7470}
-GT_KO=${GT_KO:-$RSIM_REPO/guest-driver/rdma_sim.ko}
+# The driver built for the kernel this guest runs (make -C guest-driver GUEST_ABI=...)
+GT_KO=${GT_KO:-$RSIM_REPO/build/driver/$RSIM_ABI/rdma_sim.ko}
 GT_PCI_ID=0x1b36:0x0120 # vendor:device of rdma-sim
 GT_VERBS_TEST=$RSIM_REPO/tests/vm/progs/verbs-test
 
@@ -173,8 +174,9 @@ gt_load() {
         [[ $(<"$d/vendor"):$(<"$d/device") == "$GT_PCI_ID" ]] && { bdf=${d##*/}; break; }
     done
     [[ -n $bdf ]] || gt_fail "no rdma-sim PCI function ($GT_PCI_ID) in the guest: lspci: $(lspci -n 2>&1 | tr '\n' ';')"
-    [[ -f $GT_KO ]] || gt_fail "$GT_KO not built (make -C guest-driver)"
+    [[ -f $GT_KO ]] || gt_fail "$GT_KO not built (make -C guest-driver GUEST_ABI=$RSIM_ABI)"
     modprobe -a ib_core ib_uverbs || gt_fail "modprobe ib_core ib_uverbs failed"
+    gt_log "insmod $GT_KO"
     insmod "$GT_KO" || gt_fail "insmod $GT_KO failed: $(dmesg | tail -n 5 | tr '\n' ';')"
     gt_retry 10 test -e "/sys/bus/pci/drivers/rdma_sim/$bdf" -a -e /sys/class/infiniband/rsim0 || true
     [[ -e /sys/bus/pci/drivers/rdma_sim/$bdf ]] ||

@@ -1,0 +1,112 @@
+#!/bin/bash
+# VM test: a mixed pair, the two generations the project supports against
+# each other over a host UDP link: guest A on QEMU 10.0 with Linux 6.12
+# (Debian 13's), guest B on QEMU 7.2 with Linux 6.1 (Debian 12's), each with
+# -device rdma-sim and the driver built for its kernel.  ibv_rc_pingpong
+# with the received data checked (-c) in both directions at sizes from
+# 1 byte to 1 MiB, then short ib_write_bw and ib_read_bw runs in both
+# directions.  Each guest must have run the kernel and the QEMU it was
+# meant to: its uname -r, the machine type its firmware reports
+# (pc-q35-X.Y) and the version of the binary that booted it are checked.
+#
+# The binaries: QEMU (7.2; default build/qemu-build/qemu-system-x86_64,
+# which `make` builds) and QEMU_NEXT (10.0; default
+# build/qemu-10.0-build/qemu-system-x86_64, which `make QEMU_VERSION=10.0`
+# builds).  Not QEMU_BINARY, the one QEMU a suite runs its tests on: this
+# test needs both, whichever generation the suite is checking.  The kernels: the newest ABIs of the
+# 6.12 and 6.1 series in apt's lists, with their linux-headers installed.
+set -euo pipefail
+# shellcheck source=tests/vm/test-lib.sh
+. "$(dirname "$0")/test-lib.sh"
+
+# The pair is this test's subject, whatever GUEST_ABI the suite runs with.
+export GUEST_ABI=6.12 GUEST_ABI_B=6.1
+vmtest_init t-mixed-pair
+
+old=${QEMU:-build/qemu-build/qemu-system-x86_64}
+next=${QEMU_NEXT:-build/qemu-10.0-build/qemu-system-x86_64}
+[[ -x $old ]] ||
+    vmtest_fail "no QEMU 7.2 binary at $old: 'make' builds it (or set QEMU=/path/to/qemu-system-x86_64)"
+[[ -x $next ]] ||
+    vmtest_fail "no QEMU 10.0 binary at $next: 'make QEMU_VERSION=10.0' builds it (make check builds both), or set QEMU_NEXT=/path/to/qemu-system-x86_64"
+ver_old=$(tests/vm/vm qemu-version "$old")
+ver_next=$(tests/vm/vm qemu-version "$next")
+[[ $ver_next == 10.0.* ]] ||
+    vmtest_fail "QEMU_NEXT ($next) is QEMU '$ver_next', not 10.0.x"
+[[ $ver_old == 7.2.* ]] ||
+    vmtest_fail "QEMU ($old) is QEMU '$ver_old', not 7.2.x"
+echo "t-mixed-pair: guest A: QEMU $ver_next ($next), Linux $VMTEST_ABI"
+echo "t-mixed-pair: guest B: QEMU $ver_old ($old), Linux $VMTEST_ABI_B"
+[[ $VMTEST_ABI == 6.12.* && $VMTEST_ABI_B == 6.1.* ]] ||
+    vmtest_fail "the kernels resolved to $VMTEST_ABI and $VMTEST_ABI_B, not 6.12 and 6.1 ones"
+
+# "rev" lines swap the roles (tests/vm/guest/pair-cmds.sh): A is the client.
+# The bandwidth runs: WRITE and READ, each with either guest as requester.
+cmds="ibv_rc_pingpong -s 1 -n 100 -c
+rev ibv_rc_pingpong -s 1 -n 100 -c
+ibv_rc_pingpong -s 4096 -n 200 -c
+rev ibv_rc_pingpong -s 65536 -n 50 -c -m 4096
+ibv_rc_pingpong -s 1048576 -n 10 -c
+rev ibv_rc_pingpong -s 1048576 -n 10 -c
+ib_write_bw -s 65536 -n 500
+rev ib_write_bw -s 65536 -n 500
+ib_read_bw -s 65536 -n 500
+rev ib_read_bw -s 65536 -n 500"
+
+export QEMU=$next QEMU_B=$old
+vmtest_pair rsim rsim -t 600 -s tests/vm/guest/pair-cmds.sh -e PAIR_CMDS="$cmds"
+rc=$VMTEST_RC
+
+bad() { echo "t-mixed-pair: $*"; rc=1; }
+
+# check_guest INDEX ABI QEMU_VERSION: what the guest's results say it ran.
+check_guest() {
+    local r=${VMTEST_RESULTS[$1]:-} name=A want_machine
+    (($1 == 0)) || name=B
+    want_machine=pc-q35-$(cut -d. -f1,2 <<<"$3")
+    if [[ -z $r ]]; then
+        bad "guest $name left no results"
+        return
+    fi
+    [[ $(cat "$r/kernel" 2>/dev/null) == "$2" ]] ||
+        bad "guest $name ran Linux '$(cat "$r/kernel" 2>/dev/null)', not $2"
+    [[ $(cat "$r/machine" 2>/dev/null) == "$want_machine" ]] ||
+        bad "guest $name's machine is '$(cat "$r/machine" 2>/dev/null)', not $want_machine (QEMU $3)"
+    [[ $(cat "$r/qemu-version" 2>/dev/null) == "$3" ]] ||
+        bad "guest $name was booted by QEMU '$(cat "$r/qemu-version" 2>/dev/null)', not $3"
+    echo "t-mixed-pair: guest $name ran Linux $(cat "$r/kernel" 2>/dev/null), machine $(cat "$r/machine" 2>/dev/null)"
+}
+check_guest 0 "$VMTEST_ABI" "$ver_next"
+check_guest 1 "$VMTEST_ABI_B" "$ver_old"
+
+# What the programs said, on both sides: ibv_rc_pingpong counts
+# 2 x size x iterations bytes, perftest's client prints one result line
+# "size iterations peak average rate" with an average above zero.
+n=0 letters=(A B)
+while IFS= read -r line; do
+    n=$((n + 1))
+    read -r -a w <<<"${line#rev }"
+    size=${w[2]} iters=${w[4]}
+    client=1
+    [[ $line == rev\ * ]] && client=0
+    case ${w[0]} in
+    ibv_rc_pingpong)
+        for i in 0 1; do
+            f=${VMTEST_RESULTS[i]:-}/out-$n.txt
+            grep -q "^$((2 * size * iters)) bytes in " "$f" 2>/dev/null ||
+                bad "[$n] '$line': guest ${letters[i]} did not report $((2 * size * iters)) bytes moved ($f)"
+        done
+        ;;
+    ib_*)
+        f=${VMTEST_RESULTS[client]:-}/out-$n.txt
+        bw=$(awk -v s="$size" -v n="$iters" '$1 == s && $2 == n && NF >= 5 { print $4 }' "$f" 2>/dev/null)
+        if [[ -z $bw ]] || ! awk -v b="$bw" 'BEGIN { exit !(b > 0) }'; then
+            bad "[$n] '$line': no result line with a bandwidth above 0 from the client ($f)"
+        else
+            echo "t-mixed-pair: [$n] $line: $bw MB/s"
+        fi
+        ;;
+    esac
+done <<<"$cmds"
+
+vmtest_done "$rc"
