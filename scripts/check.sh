@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run rdma-sim test suites and aggregate the results.
 #
-#   scripts/check.sh [all | smoke | qtest | vmtest | fuzz | sanitize | deb13]...
+#   scripts/check.sh [all | smoke | qtest | vmtest | fuzz | sanitize | dkms | deb13]...
 #                                                       (default: all)
 #
 # Normally run through make (`make check`, `make smoke|qtest|vmtest`), which
@@ -30,12 +30,15 @@
 #          (ASan, UBSan, LeakSanitizer; scripts/sanitizers.sh), named
 #          san/qtest/...: a sanitizer report in a program's log is one more
 #          failure, whatever its tests said
+#  dkms    the driver added, built and installed with DKMS, in private trees,
+#          for the default guest kernel and Linux 6.12 (tests/dkms/)
 #  deb13   the Debian 13 generation: smoke, qtest and vmtest again, against
 #          QEMU 10.0 (build/qemu-10.0-build, `make QEMU_VERSION=10.0`) with
-#          Linux 6.12 guests (GUEST_ABI=6.12), named deb13/...
+#          Linux 6.12 guests (GUEST_ABI=6.12), named deb13/...; not
+#          t-mixed-pair, which runs both generations at once already
 # The other suites use QEMU_BUILD (make's QEMU_VERSION; default 7.2,
 # build/qemu-build) and the default guest kernel (Debian 12's 6.1).
-# all is smoke, qtest, vmtest, fuzz, sanitize, deb13.  With SANITIZE=1, smoke
+# all is smoke, qtest, vmtest, fuzz, sanitize, dkms, deb13.  With SANITIZE=1, smoke
 # and qtest run against build/qemu-fuzz (named san/...) and all is smoke,
 # qtest, fuzz: the VM tests are not run (TCG guests under ASan are too slow).
 #
@@ -239,6 +242,7 @@ suite_vmtest() {
     for t in "${tests[@]}"; do
         local name log dir rc=0 start
         name=$(basename "$t" .sh)
+        [[ " ${VMTEST_EXCLUDE:-} " != *" $name "* ]] || continue
         log=$LOGS/${PFX}vm/$name.log
         dir=$LOGS/${PFX}vm/$name
         rm -rf "$dir"
@@ -291,6 +295,22 @@ suite_sanitize() {
     read -r passed failed skipped < "$LOGS/san-counts"
 }
 
+# --- dkms ----------------------------------------------------------------------
+suite_dkms() {
+    local log=$LOGS/dkms.log line why
+    mkdir -p "$LOGS/dkms"
+    echo "dkms: building the driver with DKMS for each guest kernel" >&2
+    RDMA_SIM_LOGDIR=$LOGS/dkms "$REPO/tests/dkms/check-dkms.sh" > "$log" 2>"$log.err" || true
+    while IFS= read -r line; do
+        case $line in
+            "PASS "*) pass "${line#PASS }" ;;
+            "FAIL "*) line=${line#FAIL } why=${line#* } why=${why#(}
+                      fail "${line%% *}" "${why%)}" "$log.err" ;;
+        esac
+    done < "$log"
+    grep -qE '^(PASS|FAIL) ' "$log" || cannot_run dkms "tests/dkms/check-dkms.sh printed no result" "$log.err"
+}
+
 # --- deb13 ---------------------------------------------------------------------
 # The Debian 13 generation: QEMU 10.0 and Linux 6.12 guests.  In a subshell,
 # as the sanitized runs are; the counts come back through a file.
@@ -299,6 +319,7 @@ suite_deb13() {
       QEMU=$DEB13_QEMU_BUILD/qemu-system-x86_64
       PFX=deb13/
       export GUEST_ABI=$DEB13_GUEST_ABI
+      VMTEST_EXCLUDE="t-mixed-pair"
       [ -x "$QEMU" ] || cannot_run deb13 "$QEMU not found; run 'make QEMU_VERSION=10.0' first"
       if [ -x "$QEMU" ]; then suite_smoke; suite_qtest; suite_vmtest; fi
       echo "$passed $failed $skipped" > "$LOGS/deb13-counts" )
@@ -312,9 +333,9 @@ run=()
 for s in "${suites[@]}"; do
     case $s in
         all) if [ "${SANITIZE:-}" = 1 ]; then run+=(smoke qtest fuzz)
-             else run+=(smoke qtest vmtest fuzz sanitize deb13); fi ;;
-        smoke|qtest|vmtest|fuzz|sanitize|deb13) run+=("$s") ;;
-        *) echo "check.sh: unknown suite '$s' (all, smoke, qtest, vmtest, fuzz, sanitize, deb13)" >&2; exit 2 ;;
+             else run+=(smoke qtest vmtest fuzz sanitize dkms deb13); fi ;;
+        smoke|qtest|vmtest|fuzz|sanitize|dkms|deb13) run+=("$s") ;;
+        *) echo "check.sh: unknown suite '$s' (all, smoke, qtest, vmtest, fuzz, sanitize, dkms, deb13)" >&2; exit 2 ;;
     esac
 done
 if [ "${SANITIZE:-}" = 1 ]; then
