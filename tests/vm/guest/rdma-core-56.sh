@@ -69,10 +69,11 @@ gt_log "ibv_devinfo -v of rdma-core $major shows $GT_DEV, port ACTIVE, GID $GT_G
 
 # FLUSH, which rxe's provider offers since rdma-core 45: rdma-sim does not
 # implement it, and says so (no FLUSH capability); an MR with FLUSH access
-# is refused, and a FLUSH work request completes with an error while the QP
-# works otherwise (a WRITE through the same extended API).  The kernel's
-# core refuses the MR: Linux 6.1 knows no FLUSH access bit (EINVAL), 6.2 and
-# later check the device's FLUSH capability (EOPNOTSUPP).
+# is refused, and a FLUSH work request completes with an error, which puts
+# the QP in ERR, while the QP works otherwise (a WRITE through the same
+# extended API).  The kernel's core refuses the MR: Linux 6.1 knows no
+# FLUSH access bit (EINVAL), 6.2 and later check the device's FLUSH
+# capability (EOPNOTSUPP).
 if [[ $RSIM_NAME == A ]]; then
     probe=$RSIM_REPO/tests/vm/progs/flush-probe
     f=$RSIM_RESULTS/flush-probe.txt
@@ -84,7 +85,8 @@ if [[ $RSIM_NAME == A ]]; then
     for want in 'cap_flush_global: no' 'cap_flush_persistent: no' \
         "reg_mr_flush_global: $mr_err" 'create_qp_with_flush: ok' \
         'write_status: success' 'write_data: ok' 'flush_post: ok' \
-        'flush_status: local QP operation error' 'flush_wr_id: 2'; do
+        'flush_status: local QP operation error' 'flush_wr_id: 2' \
+        'qp_state_after: ERR'; do
         grep -qx "$want" "$f" ||
             gt_fail "flush-probe: expected '$want': $(tr '\n' ';' <"$f")"
     done

@@ -2,7 +2,7 @@
 /*
  * flush-probe: what an rdma-core 56 program sees when it asks a device
  * for FLUSH (ibv_wr_flush(), IBV_ACCESS_FLUSH_*), the verb that rxe's
- * provider gained after rdma-core 44.  Built against Debian 13's headers
+ * provider gained in rdma-core 45.  Built against Debian 13's headers
  * (make -C tests/vm/progs flush-probe RC56_ROOT=...), run with its
  * libraries (build/rdma-core-56/bin/rdma-core-56-run); Debian 12's
  * headers do not have the verb.
@@ -12,10 +12,10 @@
  * On one RC QP connected to itself: the device's FLUSH capability bits,
  * whether an MR with IBV_ACCESS_FLUSH_GLOBAL can be registered, whether a
  * QP with IBV_QP_EX_WITH_FLUSH can be created, an RDMA WRITE through the
- * extended API (the QP works), then a FLUSH and its completion.  Prints
- * one "name: value" line per result; the caller judges them.  Exit status
- * 0 when every step could be tried, 1 when one that should always work
- * (opening the device, the QP, the WRITE) failed.
+ * extended API (the QP works), then a FLUSH, its completion and the QP's
+ * state after it.  Prints one "name: value" line per result; the caller
+ * judges them.  Exit status 0 when every step could be tried, 1 when one
+ * that should always work (opening the device, the QP, the WRITE) failed.
  */
 #define _GNU_SOURCE /* strerrorname_np() */
 #include <errno.h>
@@ -100,6 +100,8 @@ int main(int argc, char **argv)
 {
 	struct ibv_device_attr_ex dev_attr = {};
 	struct ibv_qp_init_attr_ex qp_attr = {};
+	struct ibv_qp_init_attr qi;
+	struct ibv_qp_attr qa;
 	struct ibv_device **list;
 	struct ibv_context *ctx = NULL;
 	struct ibv_qp_ex *qpx;
@@ -214,5 +216,10 @@ int main(int argc, char **argv)
 	}
 	printf("flush_status: %s\n", ibv_wc_status_str(wc.status));
 	printf("flush_wr_id: %llu\n", (unsigned long long)wc.wr_id);
+	err = ibv_query_qp(qp, &qa, IBV_QP_STATE, &qi);
+	if (err)
+		fp_fatal("ibv_query_qp", err);
+	printf("qp_state_after: %s\n", qa.qp_state == IBV_QPS_ERR ? "ERR" :
+	       qa.qp_state == IBV_QPS_RTS ? "RTS" : "other");
 	return 0;
 }
