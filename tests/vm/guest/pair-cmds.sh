@@ -1,8 +1,8 @@
 #!/bin/bash
 # Runs in both guests: a list of RDMA client/server programs between them.
 # Run by tests/vm/t-perftest.sh, t-perftest-lossy.sh, t-rc-pingpong.sh,
-# t-verbs-services.sh, t-interop-rxe.sh, t-interop-rxe-ipv6.sh and by
-# scripts/demo.sh and scripts/bench.sh.
+# t-verbs-services.sh, t-interop-rxe.sh, t-interop-rxe-ipv6.sh, by
+# tests/vm/guest/rdma-core-56.sh and by scripts/demo.sh and scripts/bench.sh.
 #
 # PAIR_CMDS (environment): one command per line, e.g.
 #   "ib_write_bw -s 65536 -n 2000"    (perftest: -d, -x and -F are added)
@@ -15,6 +15,9 @@
 # GT_ETH_MTU and GT_GID_FAMILY (environment): see gt_rdma_setup.
 # PAIR_LINGER (environment): milliseconds the ibv_* programs wait before
 # they destroy their QP (tests/vm/progs/linger.c), for lossy links.
+# PAIR_MAPS=1 (environment): the server's /proc/PID/maps is copied to
+# $RSIM_RESULTS/maps-N.txt once it listens, to tell which libibverbs and
+# provider it runs with (it has opened the device by then).
 set -euo pipefail
 # shellcheck source=tests/vm/guest/lib.sh
 . "$RSIM_LIB"
@@ -59,6 +62,10 @@ while IFS= read -r line; do
             gt_wait_listen "$port" 60
         else
             sleep 3             # an rdma_cm listener has no TCP port to see
+        fi
+        if [[ -n ${PAIR_MAPS:-} ]]; then
+            cp "/proc/$pid/maps" "$RSIM_RESULTS/maps-$n.txt" ||
+                gt_fail "[$n] cannot read the maps of '$line' (PID $pid): has it exited?"
         fi
         gt_barrier "start-$n" 120
         rc=0
