@@ -8,6 +8,8 @@
 # sanitizers), llvm-14 (symbolizer, coverage reports): make fuzz, make check.
 # dkms: tests/dkms/check-dkms.sh builds and installs the driver with it in
 # private trees (make -C guest-driver dkms-install uses it for real).
+# nvme-cli, fio: tests/vm/t-nvme-rdma.sh (NVMe over RDMA between two guests:
+# nvme connect on the host, fio with data verification).
 DEPS_PACKAGES := \
 	gcc libc6-dev make pkg-config python3 python3-venv ninja-build meson flex bison \
 	zlib1g-dev libglib2.0-dev libpixman-1-dev libfdt-dev libslirp-dev libcap-ng-dev libattr1-dev \
@@ -17,6 +19,7 @@ DEPS_PACKAGES := \
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev \
 	perftest rdmacm-utils iproute2 python3-pyverbs \
 	iputils-ping ethtool tmux iperf3 \
+	nvme-cli fio \
 	shellcheck \
 	clang-14 libclang-rt-14-dev llvm-14 \
 	dkms
