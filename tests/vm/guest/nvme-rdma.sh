@@ -1,0 +1,313 @@
+#!/bin/bash
+# Guest side of tests/vm/t-nvme-rdma.sh: NVMe over RDMA between the two
+# guests' rdma-sim devices.  Guest A is the target (nvmet-rdma: a subsystem
+# whose namespace is a brd ramdisk, any host allowed, an rdma port on A's
+# address, trsvcid 4420); guest B is the host (nvme-rdma).  B runs fio with
+# data verification (random writes, then every block read back and its
+# crc32c checked) at 4 KiB and 1 MiB, queue depths 1 and 32; disconnects,
+# reconnects and verifies again what it wrote before (fio --verify_only);
+# then A unlinks the subsystem from its port while B has I/O queued, and
+# links it again: B's controller reconnects and the I/O completes, checked.
+#
+# Environment (from the host side):
+#   NVME_FORCE_MR   1: the guests booted with ib_core.force_mr=1, so that
+#                   the target's rdma_rw registers an MR for every transfer;
+#                   checked (A has fast-registration MRs while B is
+#                   connected, and none without it)
+#   NVME_SCALE      MiB written by each 4 KiB job; 1 MiB jobs write 4x that
+#   NVME_OUTAGE     seconds the subsystem stays unlinked from the port
+#   NVME_TARGET_ARGS  nvmet-rdma module parameters (e.g. use_srq=1)
+#   NVME_INLINE     the port's inline data size (param_inline_data_size)
+#   NVME_CONNECT_ARGS more nvme connect options (e.g. --nr-poll-queues=1)
+set -euo pipefail
+# shellcheck source=tests/vm/guest/lib.sh
+. "$RSIM_LIB"
+
+NQN=nqn.2026-12.org.rdma-sim:nvme-rdma-test
+SVC=4420
+NS_MB=256
+SCALE=${NVME_SCALE:-8}
+OUTAGE=${NVME_OUTAGE:-6}
+FORCE_MR=${NVME_FORCE_MR:-0}
+NVMET=/sys/kernel/config/nvmet
+
+if [[ $FORCE_MR == 1 ]]; then
+    grep -qw 'ib_core.force_mr=1' /proc/cmdline ||
+        gt_fail "NVME_FORCE_MR=1 but the kernel command line has no ib_core.force_mr=1: $(cat /proc/cmdline)"
+    [[ $(modprobe -c) == *$'\noptions ib_core force_mr=1'* ]] ||
+        gt_fail "modprobe does not pass force_mr=1 to ib_core"
+fi
+
+gt_rdma_setup
+gt_wait_peer 60
+
+# rsim0's debugfs "mrs", and the number of fast-registration MRs in it.
+fast_reg_file() {
+    echo "/sys/kernel/debug/rdma_sim/$(basename "$(readlink -f /sys/class/infiniband/rsim0/device)")/mrs"
+}
+fast_reg_mrs() {
+    grep -c 'kind=fast_reg' "$(fast_reg_file)" || true
+}
+
+# --- guest A: the target -------------------------------------------------------
+
+target_link() {
+    ln -s "$NVMET/subsystems/$NQN" "$NVMET/ports/1/subsystems/$NQN" ||
+        gt_fail "cannot link subsystem $NQN to port 1"
+}
+
+target_unlink() {
+    rm "$NVMET/ports/1/subsystems/$NQN" || gt_fail "cannot unlink subsystem $NQN from port 1"
+}
+
+target_setup() {
+    local ns
+    modprobe brd rd_nr=1 rd_size=$((NS_MB * 1024)) max_part=0 || gt_fail "modprobe brd failed"
+    [[ -b /dev/ram0 ]] || gt_fail "brd made no /dev/ram0"
+    modprobe nvmet || gt_fail "modprobe nvmet failed"
+    # shellcheck disable=SC2086 # NVME_TARGET_ARGS: module parameters
+    modprobe nvmet-rdma ${NVME_TARGET_ARGS:-} || gt_fail "modprobe nvmet-rdma ${NVME_TARGET_ARGS:-} failed"
+    mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config
+    [[ -d $NVMET ]] || gt_fail "no $NVMET after loading nvmet"
+    mkdir "$NVMET/subsystems/$NQN"
+    echo 1 >"$NVMET/subsystems/$NQN/attr_allow_any_host"
+    ns=$NVMET/subsystems/$NQN/namespaces/1
+    mkdir "$ns"
+    echo /dev/ram0 >"$ns/device_path"
+    echo 1 >"$ns/enable"
+    [[ $(<"$ns/enable") == 1 ]] || gt_fail "namespace 1 (/dev/ram0) not enabled"
+    mkdir "$NVMET/ports/1"
+    echo rdma >"$NVMET/ports/1/addr_trtype"
+    echo ipv4 >"$NVMET/ports/1/addr_adrfam"
+    echo "${RSIM_IP%/*}" >"$NVMET/ports/1/addr_traddr"
+    echo "$SVC" >"$NVMET/ports/1/addr_trsvcid"
+    if [[ -n ${NVME_INLINE:-} ]]; then
+        echo "$NVME_INLINE" >"$NVMET/ports/1/param_inline_data_size"
+    fi
+    target_link
+    gt_retry 10 sh -c "dmesg | grep -q 'enabling port 1 (${RSIM_IP%/*}:$SVC)'" ||
+        gt_fail "nvmet_rdma did not enable port 1: $(dmesg | grep -i nvmet | tail -n 5 | tr '\n' ';')"
+    gt_log "target: $NQN, namespace 1 = /dev/ram0 (${NS_MB} MiB), rdma port ${RSIM_IP%/*}:$SVC"
+}
+
+if [[ $RSIM_ROLE == server ]]; then
+    target_setup
+    gt_barrier target-ready
+    gt_barrier connected 300
+    n=$(fast_reg_mrs)
+    echo "$n" | gt_save target-fast-reg-mrs
+    gt_log "target: $n fast-registration MRs while the host is connected (force_mr=$FORCE_MR)"
+    if [[ $FORCE_MR == 1 ]]; then
+        ((n > 0)) || gt_fail "force_mr=1 but the target's queues have no MR pool"
+    else
+        ((n == 0)) || gt_fail "force_mr=0 but the target has $n fast-registration MRs"
+    fi
+    # B runs its fio jobs, disconnects and reconnects; then it starts I/O
+    # and A takes the port away under it.
+    gt_barrier io-running 600
+    target_unlink
+    gt_log "target: subsystem unlinked from port 1; back in ${OUTAGE}s"
+    sleep "$OUTAGE"
+    target_link
+    gt_log "target: subsystem linked to port 1 again"
+    gt_barrier port-back 400
+    gt_barrier finished 300
+    # The host has disconnected: the target's queues and their MRs are gone.
+    gt_retry 30 sh -c "[ \$(grep -c kind=fast_reg $(fast_reg_file)) -eq 0 ]" ||
+        gt_fail "$(fast_reg_mrs) fast-registration MRs left after the host disconnected"
+    gt_check_dmesg
+    echo "nvme-rdma: target checks passed"
+    exit 0
+fi
+
+# --- guest B: the host ---------------------------------------------------------
+
+modprobe nvme-rdma || gt_fail "modprobe nvme-rdma failed"
+
+# nvme_dev: prints the block device of subsystem NQN's namespace 1.
+nvme_dev() {
+    local b
+    for b in /sys/block/nvme*; do
+        [[ ${b##*/} =~ ^nvme[0-9]+n1$ ]] || continue
+        [[ $(cat "$b/device/subsysnqn" 2>/dev/null) == "$NQN" ]] || continue
+        [[ -b /dev/${b##*/} ]] || continue
+        echo "/dev/${b##*/}"
+        return 0
+    done
+    return 1
+}
+
+# nvme_ctrl: prints the controller (nvmeN) connected to NQN.
+nvme_ctrl() {
+    local c
+    for c in /sys/class/nvme/nvme*; do
+        [[ $(cat "$c/subsysnqn" 2>/dev/null) == "$NQN" ]] || continue
+        echo "${c##*/}"
+        return 0
+    done
+    return 1
+}
+
+host_connect() {
+    local t0=$SECONDS out extra
+    read -r -a extra <<<"${NVME_CONNECT_ARGS:-}"
+    out=$(nvme connect -t rdma -a "$RSIM_PEER" -s "$SVC" -n "$NQN" \
+        --reconnect-delay=1 --ctrl-loss-tmo=60 "${extra[@]}" 2>&1) ||
+        gt_fail "nvme connect failed: $out; $(dmesg | grep -E 'nvme|rdma' | tail -n 8 | tr '\n' ';')"
+    gt_retry 30 nvme_dev >/dev/null ||
+        gt_fail "no namespace block device for $NQN after nvme connect ($out)"
+    DEV=$(nvme_dev)
+    CTRL=$(nvme_ctrl)
+    gt_log "connected in $((SECONDS - t0))s: $CTRL ($(cat "/sys/class/nvme/$CTRL/transport") $(cat "/sys/class/nvme/$CTRL/address")), $DEV"
+    [[ $(cat "/sys/class/nvme/$CTRL/transport") == rdma ]] || gt_fail "$CTRL is not an rdma controller"
+    local bytes
+    bytes=$(blockdev --getsize64 "$DEV")
+    ((bytes == NS_MB * 1024 * 1024)) || gt_fail "$DEV has $bytes bytes, the namespace $((NS_MB * 1024 * 1024))"
+}
+
+host_disconnect() {
+    local out
+    out=$(timeout 60 nvme disconnect -n "$NQN" 2>&1) || gt_fail "nvme disconnect failed: $out"
+    [[ $out == *"disconnected 1 controller"* ]] || gt_fail "nvme disconnect: $out"
+    gt_retry 30 sh -c "! ls /sys/class/nvme/ 2>/dev/null | grep -q ." ||
+        gt_fail "controllers left after nvme disconnect: $(ls /sys/class/nvme/)"
+    gt_log "disconnected: $out"
+}
+
+# fio_run NAME BS QD SIZE_MB OFFSET_MB [FIO-ARGS..]: random writes of
+# SIZE_MB at OFFSET_MB with crc32c verification of every block afterwards
+# (or, with --verify_only, only the verification of what an earlier run of
+# the same job wrote); fails unless all of it was written and verified.
+FIO_JOBS=()
+fio_run() {
+    local name=$1 bs=$2 qd=$3 mb=$4 off=$5 rc=0
+    shift 5
+    local json=$RSIM_RESULTS/fio-$name.json
+    gt_log "fio $name: bs=$bs iodepth=$qd ${mb} MiB at ${off} MiB $*"
+    timeout 600 fio --name=verify-"$bs"-"$qd" --filename="$DEV" --ioengine=libaio --direct=1 \
+        --rw=randwrite --bs="$bs" --iodepth="$qd" --size="${mb}M" --offset="${off}M" \
+        --verify=crc32c --do_verify=1 --verify_fatal=1 --randrepeat=1 \
+        --output-format=json --output="$json" "$@" || rc=$?
+    fio_check "$name" "$json" "$mb" "$rc" "$*"
+    FIO_JOBS+=("$name")
+}
+
+# fio_check NAME JSON SIZE_MB RC ARGS: prints a summary of fio's JSON; fails
+# on an error, a verify failure or bytes not written/read.
+fio_check() {
+    local line
+    line=$(python3 - "$@" <<'EOF'
+import json, sys
+name, path, mb, rc, args = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+try:
+    with open(path) as f:
+        text = f.read()
+    doc = json.loads(text[text.index("{"):])
+except (OSError, ValueError) as e:
+    sys.exit(f"fio {name}: exit {rc}, no JSON result ({e})")
+job = doc["jobs"][0]
+w, r = job["write"], job["read"]
+want = mb << 20
+wrote = w["io_bytes"]
+if "--verify_only" in args:
+    wmsg = "verify only"
+else:
+    wmsg = (f"wrote {wrote >> 20} MiB ({w['bw'] / 1024:.2f} MiB/s, {w['iops']:.0f} IOPS, "
+            f"clat mean {w['clat_ns']['mean'] / 1000:.0f} us)")
+msg = (f"fio {name}: exit {rc}, error {job['error']}, {wmsg}, "
+       f"verified {r['io_bytes'] >> 20} MiB ({r['bw'] / 1024:.2f} MiB/s, {r['iops']:.0f} IOPS)")
+print(msg)
+bad = []
+if rc != 0 or job["error"] != 0:
+    bad.append("fio failed")
+# With --verify_only fio counts the writes it only replays as written.
+if wrote != want:
+    bad.append(f"wrote {wrote} bytes, expected {want}")
+if r["io_bytes"] != want:
+    bad.append(f"verified {r['io_bytes']} bytes, expected {want}")
+if bad:
+    sys.exit(msg + ": " + "; ".join(bad))
+EOF
+    ) || gt_fail "$line"
+    gt_log "$line"
+    echo "$line" >>"$RSIM_RESULTS/fio-summary.txt"
+}
+
+gt_barrier target-ready
+host_connect
+gt_barrier connected
+t0=$SECONDS
+fio_run 4k-qd1 4k 1 "$SCALE" 0
+fio_run 4k-qd32 4k 32 "$SCALE" 32
+fio_run 1m-qd1 1m 1 $((SCALE * 4)) 64
+fio_run 1m-qd32 1m 32 $((SCALE * 4)) 128
+gt_log "fio verify jobs took $((SECONDS - t0))s"
+
+# Disconnect and reconnect: what was written before is still there, and
+# new writes verify.
+host_disconnect
+host_connect
+fio_run 4k-qd32-reread 4k 32 "$SCALE" 32 --verify_only
+fio_run 1m-qd32-reread 1m 32 $((SCALE * 4)) 128 --verify_only
+fio_run 4k-qd32-again 4k 32 "$SCALE" 32
+# The check can fail: verifying a region nothing was written to does.
+if fio --name=verify-4k-32 --filename="$DEV" --ioengine=libaio --direct=1 --rw=randwrite \
+    --bs=4k --iodepth=32 --size=1M --offset=240M --verify=crc32c --verify_only \
+    --verify_fatal=1 --randrepeat=1 >/tmp/fio-unwritten.out 2>&1; then
+    gt_fail "fio --verify_only passed on a region never written: $(tail -n 3 /tmp/fio-unwritten.out)"
+fi
+grep -q 'verify: bad magic' /tmp/fio-unwritten.out ||
+    gt_fail "fio --verify_only on a region never written: $(tail -n 3 /tmp/fio-unwritten.out)"
+gt_log "ok: fio --verify_only fails on a region never written"
+
+# The target's port goes away under queued I/O and comes back: the
+# controller leaves "live", reconnects, and the I/O completes.
+# The writes are paced (256 a second, 8 s) so that they outlast the
+# moment the port goes away: then up to 32 requests wait for the path.
+json=$RSIM_RESULTS/fio-port-removal.json
+fio --name=port-removal --filename="$DEV" --ioengine=libaio --direct=1 \
+    --rw=randwrite --bs=4k --iodepth=32 --size=8M --offset=192M --rate_iops=256 \
+    --verify=crc32c --do_verify=1 --verify_fatal=1 --randrepeat=1 \
+    --output-format=json --output="$json" &
+fio_pid=$!
+sleep 1
+kill -0 "$fio_pid" 2>/dev/null || gt_fail "fio ended before the port removal: $(cat "$json")"
+gt_barrier io-running
+: >/tmp/states
+port_t0=$SECONDS
+# The controller's states while the port is away and until fio ends.
+while kill -0 "$fio_pid" 2>/dev/null; do
+    echo "$((SECONDS - port_t0)) $(cat "/sys/class/nvme/$CTRL/state" 2>/dev/null || echo gone)" >>/tmp/states
+    ((SECONDS - port_t0 < 300)) || { kill "$fio_pid"; gt_fail "fio still running 300s after the port removal"; }
+    sleep 0.2
+done
+rc=0
+wait "$fio_pid" || rc=$?
+gt_log "fio ended $((SECONDS - port_t0))s after the port removal (exit $rc)"
+uniq -f 1 /tmp/states | gt_save controller-states.txt
+gt_log "controller states: $(uniq -f 1 /tmp/states | awk '{printf "%ss %s; ", $1, $2}')"
+grep -qv ' live$' /tmp/states ||
+    gt_fail "$CTRL never left 'live' while the port was away: $(sort -u -k2 /tmp/states | tr '\n' ';')"
+[[ $(cat "/sys/class/nvme/$CTRL/state") == live ]] ||
+    gt_fail "$CTRL is $(cat "/sys/class/nvme/$CTRL/state") after the port came back"
+# (grep -q would end the pipe early: with pipefail, dmesg's SIGPIPE fails it)
+klog=$(dmesg)
+[[ $klog == *"$CTRL: Successfully reconnected"* ]] ||
+    gt_fail "no 'Successfully reconnected' for $CTRL: $(dmesg | grep "$CTRL" | tail -n 8 | tr '\n' ';')"
+fio_check port-removal "$json" 8 "$rc" ""
+# Some request waited out the outage (queued, then completed after the
+# reconnection), and the multipath head requeued requests for want of a path.
+stall=$(python3 -c 'import json, sys; t = open(sys.argv[1]).read(); j = json.loads(t[t.index("{"):])["jobs"][0]
+print(max(j["write"]["clat_ns"]["max"], j["read"]["clat_ns"]["max"]) // 1000000)' "$json")
+gt_log "longest fio request across the port removal: $stall ms"
+((stall >= (OUTAGE - 1) * 1000)) ||
+    gt_fail "no fio request waited out the ${OUTAGE}s outage (longest: $stall ms)"
+[[ $klog == *'no usable path - requeuing I/O'* ]] ||
+    gt_fail "the host requeued no I/O while the port was away"
+gt_barrier port-back
+
+host_disconnect
+dmesg | grep -E 'nvme|nvmet|rdma' | gt_save dmesg-nvme.txt || true
+gt_barrier finished
+gt_check_dmesg
+echo "nvme-rdma: host checks passed (force_mr=$FORCE_MR)"
