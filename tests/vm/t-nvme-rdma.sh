@@ -10,7 +10,8 @@
 #
 # Two passes: the kernel's defaults, then ib_core.force_mr=1, with which
 # rdma_rw (the target's RDMA READ/WRITE) registers a fast-registration MR
-# for every transfer.  NVME_PASSES="plain force_mr" selects them;
+# for every transfer.  The first pass ends with a disconnect, the second
+# by unloading rdma_sim under running I/O (the target's, then the host's).  NVME_PASSES="plain force_mr" selects them;
 # NVME_SCALE (MiB per 4 KiB job, default 8) and NVME_OUTAGE (seconds the
 # port is away, default 6) go to the guests.
 set -euo pipefail
@@ -33,7 +34,7 @@ for pass in ${NVME_PASSES:-plain force_mr}; do
     done
     case $pass in
     plain) append='' ;;
-    force_mr) append='ib_core.force_mr=1'; envs+=(-e NVME_FORCE_MR=1) ;;
+    force_mr) append='ib_core.force_mr=1'; envs+=(-e NVME_FORCE_MR=1 -e NVME_UNLOAD=1) ;;
     *) vmtest_fail "unknown pass '$pass' (plain, force_mr)" ;;
     esac
     VMTEST_RUNS=$top_runs/$pass
@@ -52,6 +53,11 @@ for pass in ${NVME_PASSES:-plain force_mr}; do
     if [[ -f ${VMTEST_RESULTS[0]:-}/target-fast-reg-mrs ]]; then
         echo "   target fast-registration MRs while connected: $(<"${VMTEST_RESULTS[0]}/target-fast-reg-mrs")"
     fi
+    for i in 0 1; do
+        f=${VMTEST_RESULTS[i]:-}/rdma-statistic.txt
+        [[ -f $f ]] || continue
+        echo "   guest $i device counters: $(grep -oE '(tx_roce_packets|rx_roce_packets|retransmits|retry_timeouts|seq_nak_sent|duplicate_requests|fault_dropped) [0-9]+' "$f" | tr '\n' ' ')"
+    done
     if ((VMTEST_RC != 0)); then
         rc=1
         failed+=" $VMTEST_RUN"

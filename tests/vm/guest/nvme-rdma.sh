@@ -8,6 +8,10 @@
 # reconnects and verifies again what it wrote before (fio --verify_only);
 # then A unlinks the subsystem from its port while B has I/O queued, and
 # links it again: B's controller reconnects and the I/O completes, checked.
+# The end: B disconnects (A's queues and MRs go away); or, with
+# NVME_UNLOAD=1, A unloads rdma_sim under B's running I/O, then B does: B's
+# controller leaves "live", keeps reconnecting until ctrl-loss-tmo (20 s)
+# and fails fio's I/O with EIO; neither rmmod nor fio hangs.
 #
 # Environment (from the host side):
 #   NVME_FORCE_MR   1: the guests booted with ib_core.force_mr=1, so that
@@ -16,6 +20,7 @@
 #                   connected, and none without it)
 #   NVME_SCALE      MiB written by each 4 KiB job; 1 MiB jobs write 4x that
 #   NVME_OUTAGE     seconds the subsystem stays unlinked from the port
+#   NVME_UNLOAD     1: end by unloading the driver under I/O (above)
 #   NVME_TARGET_ARGS  nvmet-rdma module parameters (e.g. use_srq=1)
 #   NVME_INLINE     the port's inline data size (param_inline_data_size)
 #   NVME_CONNECT_ARGS more nvme connect options (e.g. --nr-poll-queues=1)
@@ -111,10 +116,22 @@ if [[ $RSIM_ROLE == server ]]; then
     target_link
     gt_log "target: subsystem linked to port 1 again"
     gt_barrier port-back 400
+    if [[ ${NVME_UNLOAD:-0} == 1 ]]; then
+        # The target's RDMA device goes away under connected queues with
+        # the host's I/O running (the host's side: below).
+        rdma statistic show link rsim0/1 | gt_save rdma-statistic.txt || true
+        gt_barrier unload
+        sleep 2
+        gt_unload 120
+        gt_check_dmesg
+        echo "nvme-rdma: target checks passed (unloaded under I/O)"
+        exit 0
+    fi
     gt_barrier finished 300
     # The host has disconnected: the target's queues and their MRs are gone.
     gt_retry 30 sh -c "[ \$(grep -c kind=fast_reg $(fast_reg_file)) -eq 0 ]" ||
         gt_fail "$(fast_reg_mrs) fast-registration MRs left after the host disconnected"
+    rdma statistic show link rsim0/1 | gt_save rdma-statistic.txt || true
     gt_check_dmesg
     echo "nvme-rdma: target checks passed"
     exit 0
@@ -148,11 +165,16 @@ nvme_ctrl() {
     return 1
 }
 
+# ctrl_down: the controller is not (or no longer) live.
+ctrl_down() {
+    [[ $(cat "/sys/class/nvme/$CTRL/state" 2>/dev/null) != live ]]
+}
+
 host_connect() {
     local t0=$SECONDS out extra
     read -r -a extra <<<"${NVME_CONNECT_ARGS:-}"
     out=$(nvme connect -t rdma -a "$RSIM_PEER" -s "$SVC" -n "$NQN" \
-        --reconnect-delay=1 --ctrl-loss-tmo=60 "${extra[@]}" 2>&1) ||
+        --reconnect-delay=1 --ctrl-loss-tmo=20 "${extra[@]}" 2>&1) ||
         gt_fail "nvme connect failed: $out; $(dmesg | grep -E 'nvme|rdma' | tail -n 8 | tr '\n' ';')"
     gt_retry 30 nvme_dev >/dev/null ||
         gt_fail "no namespace block device for $NQN after nvme connect ($out)"
@@ -306,8 +328,40 @@ gt_log "longest fio request across the port removal: $stall ms"
     gt_fail "the host requeued no I/O while the port was away"
 gt_barrier port-back
 
+if [[ ${NVME_UNLOAD:-0} == 1 ]]; then
+    # The target's RDMA device goes away under running I/O, then the
+    # host's: the controller leaves "live" (the target's queues sent a
+    # disconnect) and has no queues on rsim0 when rmmod runs, so it keeps
+    # trying to reconnect until ctrl-loss-tmo; then fio's I/O fails with EIO.
+    rdma statistic show link rsim0/1 | gt_save rdma-statistic.txt || true
+    fio --name=unload --filename="$DEV" --ioengine=libaio --direct=1 --rw=randwrite \
+        --bs=4k --iodepth=32 --size=64M --offset=0 --time_based --runtime=300 \
+        >/tmp/fio-unload.out 2>&1 &
+    fio_pid=$!
+    sleep 2
+    kill -0 "$fio_pid" 2>/dev/null || gt_fail "fio ended before the unload: $(tail -n 5 /tmp/fio-unload.out)"
+    gt_barrier unload
+    t0=$SECONDS
+    gt_retry 120 ctrl_down || gt_fail "$CTRL still live 120s after the target unloaded its driver"
+    gt_log "$CTRL is $(cat "/sys/class/nvme/$CTRL/state") $((SECONDS - t0))s after the target's unload"
+    gt_unload 120
+    t0=$SECONDS
+    while kill -0 "$fio_pid" 2>/dev/null && ((SECONDS - t0 < 120)); do sleep 0.5; done
+    kill -0 "$fio_pid" 2>/dev/null && gt_fail "fio still running 120s after rmmod rdma_sim"
+    rc=0
+    wait "$fio_pid" || rc=$?
+    gt_log "fio ended $((SECONDS - t0))s after rmmod (exit $rc): $(grep -m1 -E 'error' /tmp/fio-unload.out || true)"
+    ((rc != 0)) || gt_fail "fio reported no error although its device went away"
+    gt_retry 30 sh -c "! ls /sys/class/nvme/ 2>/dev/null | grep -q ." ||
+        gt_fail "controllers left after rmmod rdma_sim: $(ls /sys/class/nvme/)"
+    dmesg | grep -E 'nvme|nvmet|rdma' | gt_save dmesg-nvme.txt || true
+    gt_check_dmesg
+    echo "nvme-rdma: host checks passed (force_mr=$FORCE_MR, both drivers unloaded under I/O)"
+    exit 0
+fi
 host_disconnect
 dmesg | grep -E 'nvme|nvmet|rdma' | gt_save dmesg-nvme.txt || true
 gt_barrier finished
+rdma statistic show link rsim0/1 | gt_save rdma-statistic.txt || true
 gt_check_dmesg
 echo "nvme-rdma: host checks passed (force_mr=$FORCE_MR)"
