@@ -40,7 +40,7 @@ static inline void device_class_set_legacy_reset(DeviceClass *dc,
  * with RSIM_PROPS_END and is installed with rsim_set_props().
  */
 #if QEMU_VERSION_MAJOR < 9
-#define RSIM_PROPS_END DEFINE_PROP_END_OF_LIST(),
+#define RSIM_PROPS_END DEFINE_PROP_END_OF_LIST()
 #define rsim_set_props(dc, props) \
     device_class_set_props(dc, (Property *)(props))
 #else
