@@ -42,7 +42,7 @@ for pass in ${NVME_PASSES:-plain force_mr}; do
     echo "== pass $pass${append:+ ($append)}"
     start=$SECONDS
     VM_APPEND="${VM_APPEND:-}${append:+ $append}" \
-        vmtest_pair rsim rsim -t 900 -s tests/vm/guest/nvme-rdma.sh "${envs[@]}"
+        vmtest_pair rsim rsim -t 420 -s tests/vm/guest/nvme-rdma.sh "${envs[@]}"
     echo "== pass $pass: exit $VMTEST_RC after $((SECONDS - start))s"
     if [[ -f ${VMTEST_RESULTS[1]:-}/fio-summary.txt ]]; then
         sed "s/^/   /" "${VMTEST_RESULTS[1]}/fio-summary.txt"

@@ -206,7 +206,7 @@ fio_run() {
     shift 5
     local json=$RSIM_RESULTS/fio-$name.json
     gt_log "fio $name: bs=$bs iodepth=$qd ${mb} MiB at ${off} MiB $*"
-    timeout 600 fio --name=verify-"$bs"-"$qd" --filename="$DEV" --ioengine=libaio --direct=1 \
+    timeout 300 fio --name=verify-"$bs"-"$qd" --filename="$DEV" --ioengine=libaio --direct=1 \
         --rw=randwrite --bs="$bs" --iodepth="$qd" --size="${mb}M" --offset="${off}M" \
         --verify=crc32c --do_verify=1 --verify_fatal=1 --randrepeat=1 \
         --output-format=json --output="$json" "$@" || rc=$?
