@@ -48,6 +48,7 @@ QEMU_CONFIGURE_FLAGS := \
 # tree and build directory; every target that runs QEMU uses the one chosen.
 QEMU_VERSION ?= 7.2
 QEMU_NEXT_VERSION := 10.0
+QEMU_NEXT_BUILD := $(BUILD)/qemu-$(QEMU_NEXT_VERSION)-build
 ifeq ($(QEMU_VERSION),7.2)
 # Removed from QEMU in 9.1
 QEMU_CONFIGURE_FLAGS += --disable-rdma --disable-pvrdma
@@ -220,14 +221,14 @@ vmtest: qemu $(SAN_PREREQS) $(VMTEST_PREREQS)
 # and, as deb13/..., against QEMU 10.0 with Linux 6.12 guests.
 check: qemu qemu-next $(VMTEST_PREREQS)
 	@$(MAKE) --no-print-directory QEMU_VERSION=7.2 qemu-fuzz
-	DEB13_QEMU_BUILD=$(BUILD)/qemu-$(QEMU_NEXT_VERSION)-build $(REPO)/scripts/check.sh all
+	DEB13_QEMU_BUILD=$(QEMU_NEXT_BUILD) $(REPO)/scripts/check.sh all
 
 # QEMU 10.0, whatever QEMU_VERSION says (make check tests both)
 qemu-next:
 	@$(MAKE) --no-print-directory QEMU_VERSION=$(QEMU_NEXT_VERSION) qemu
 
 clean:
-	rm -rf $(BUILD)/qemu-build $(BUILD)/qemu-fuzz $(BUILD)/qemu-cov $(BUILD)/qemu-10.0-build $(LOGS)
+	rm -rf $(BUILD)/qemu-build $(BUILD)/qemu-fuzz $(BUILD)/qemu-cov $(QEMU_NEXT_BUILD) $(LOGS)
 	$(MAKE) -C $(REPO)/guest-driver clean
 	$(MAKE) -C $(GUEST_TESTS) clean
 

@@ -289,10 +289,21 @@ use_sanitized() {
     sanitizer_env
 }
 
+# isolated NAME FUNCTION: runs FUNCTION in a subshell, so that the settings
+# it changes (QEMU, PFX, ...) stay there; the counts come back through a file
+isolated() {
+    ( "$2"
+      echo "$passed $failed $skipped" > "$LOGS/$1-counts" )
+    read -r passed failed skipped < "$LOGS/$1-counts"
+}
+
+sanitized_qtest() {
+    use_sanitized
+    suite_qtest
+}
+
 suite_sanitize() {
-    ( use_sanitized && suite_qtest
-      echo "$passed $failed $skipped" > "$LOGS/san-counts" )
-    read -r passed failed skipped < "$LOGS/san-counts"
+    isolated san sanitized_qtest
 }
 
 # --- dkms ----------------------------------------------------------------------
@@ -312,18 +323,24 @@ suite_dkms() {
 }
 
 # --- deb13 ---------------------------------------------------------------------
-# The Debian 13 generation: QEMU 10.0 and Linux 6.12 guests.  In a subshell,
-# as the sanitized runs are; the counts come back through a file.
+# The Debian 13 generation: QEMU 10.0 and Linux 6.12 guests
+deb13_suites() {
+    QEMU_BUILD=$DEB13_QEMU_BUILD
+    QEMU=$DEB13_QEMU_BUILD/qemu-system-x86_64
+    PFX=deb13/
+    export GUEST_ABI=$DEB13_GUEST_ABI
+    VMTEST_EXCLUDE="t-mixed-pair"
+    if [ -x "$QEMU" ]; then
+        suite_smoke
+        suite_qtest
+        suite_vmtest
+    else
+        cannot_run deb13 "$QEMU not found; run 'make QEMU_VERSION=10.0' first"
+    fi
+}
+
 suite_deb13() {
-    ( QEMU_BUILD=$DEB13_QEMU_BUILD
-      QEMU=$DEB13_QEMU_BUILD/qemu-system-x86_64
-      PFX=deb13/
-      export GUEST_ABI=$DEB13_GUEST_ABI
-      VMTEST_EXCLUDE="t-mixed-pair"
-      [ -x "$QEMU" ] || cannot_run deb13 "$QEMU not found; run 'make QEMU_VERSION=10.0' first"
-      if [ -x "$QEMU" ]; then suite_smoke; suite_qtest; suite_vmtest; fi
-      echo "$passed $failed $skipped" > "$LOGS/deb13-counts" )
-    read -r passed failed skipped < "$LOGS/deb13-counts"
+    isolated deb13 deb13_suites
 }
 
 # --- main ----------------------------------------------------------------------
