@@ -10,9 +10,9 @@
 #  * runs apt-get update,
 #  * installs the given packages plus linux-headers-<ABI>, where <ABI> is the
 #    kernel ABI that Debian's linux-image-amd64 currently points to, and the
-#    headers of the newest Linux 6.12 ABI in apt's lists (the Debian 13
-#    generation's guest kernel, GUEST_ABI=6.12; Debian 12 has it in
-#    bookworm-security and bookworm-backports).
+#    headers of the newest Linux 6.12 ABI in apt's lists with headers and
+#    image (the Debian 13 generation's guest kernel, GUEST_ABI=6.12; Debian
+#    12 has it in bookworm-security and bookworm-backports).
 set -euo pipefail
 
 die() { echo "deps.sh: error: $*" >&2; exit 1; }
@@ -72,10 +72,10 @@ abi=$(apt-cache depends linux-image-amd64 2>/dev/null |
 [ -n "$abi" ] || die "could not find the Debian kernel ABI (apt-cache depends linux-image-amd64)"
 log "Debian kernel ABI: $abi"
 
-next=$(apt-cache pkgnames linux-headers-6.12. 2>/dev/null |
-       grep -E '^linux-headers-6\.12(\.[0-9]+)+(-[0-9]+)?(\+[a-z0-9]+)?-amd64$' |
-       sed 's/^linux-headers-//' | sort -V | tail -n1)
-[ -n "$next" ] || die "apt's lists have no linux-headers-6.12.*-amd64: add bookworm-backports (or bookworm-security) to apt's sources and run make deps again"
+# The VM tests' own rule (GUEST_ABI=6.12), so that the headers are those of
+# the kernel the guests boot.
+next=$(GUEST_ABI=6.12 "$(dirname "$0")/../tests/vm/vm" abi) ||
+    die "apt's lists have no Linux 6.12 ABI with headers and image: add bookworm-backports (or bookworm-security) to apt's sources and run make deps again"
 log "Linux 6.12 ABI: $next"
 
 # --- 4. install ----------------------------------------------------------------

@@ -76,12 +76,19 @@ vm_lock_cache() {
 vm_abi() {
     local abi spec=${1-${GUEST_ABI:-}} var=${2:-GUEST_ABI}
     if [[ $spec =~ ^[0-9]+\.[0-9]+$ ]]; then
-        # A series: the newest linux-image-SERIES.N[-M][+debNN]-amd64 apt knows.
-        abi=$(apt-cache pkgnames "linux-image-$spec." 2>/dev/null |
-            grep -E "^linux-image-${spec//./\\.}(\.[0-9]+)+(-[0-9]+)?(\+[a-z0-9]+)?-amd64\$" |
-            sed 's/^linux-image-//' | sort -V | tail -n1)
+        # A series: the newest SERIES.N[-M][+debNN]-amd64 for which apt has
+        # both linux-headers-ABI (make deps installs it, the driver builds
+        # against it) and a kernel image (signed linux-image-ABI, or only
+        # linux-image-ABI-unsigned while a backports upload is unsigned).
+        local pkgs re="${spec//./\\.}(\.[0-9]+)+(-[0-9]+)?(\+[a-z0-9]+)?-amd64"
+        pkgs=$(apt-cache pkgnames "linux-" 2>/dev/null)
+        abi=$(comm -12 \
+            <(grep -E "^linux-headers-$re\$" <<<"$pkgs" | sed 's/^linux-headers-//' | sort) \
+            <(grep -E "^linux-image-$re(-unsigned)?\$" <<<"$pkgs" |
+                sed -E 's/^linux-image-//; s/-unsigned$//' | sort -u) |
+            sort -V | tail -n1)
         [[ -n $abi ]] ||
-            vm_die "$var=$spec: apt's lists have no linux-image-$spec.*-amd64 (run 'apt-get update', or give the ABI, e.g. $var=6.1.0-57-amd64)"
+            vm_die "$var=$spec: apt's lists have no linux-headers-$spec.*-amd64 with its linux-image (run 'apt-get update', or give the ABI, e.g. $var=6.1.0-57-amd64)"
         echo "$abi"
         return
     fi
@@ -151,15 +158,20 @@ vm_fetch_kernel() {
         local tmp
         tmp=$(mktemp -d "$VM_CACHE/.fetch.XXXXXX")
         trap 'rm -rf "$tmp"' EXIT
+        # The signed image, else the unsigned one (the same kernel: QEMU
+        # boots it directly, nothing checks the signature).
+        local pkg=linux-image-$abi
+        apt-cache show "$pkg" >/dev/null 2>&1 ||
+            ! apt-cache show "$pkg-unsigned" >/dev/null 2>&1 || pkg=$pkg-unsigned
         # Runs as root in a root-owned directory: no "unsandboxed download" warning.
-        (cd "$tmp" && apt-get download -q -o APT::Sandbox::User=root "linux-image-$abi" >download.log 2>&1) || {
+        (cd "$tmp" && apt-get download -q -o APT::Sandbox::User=root "$pkg" >download.log 2>&1) || {
             cat "$tmp/download.log" >&2
-            vm_die "apt-get download linux-image-$abi failed: run 'apt-get update' (as root), or set GUEST_ABI to an ABI the archive has"
+            vm_die "apt-get download $pkg failed: run 'apt-get update' (as root), or set GUEST_ABI to an ABI the archive has"
         }
         dpkg-deb -x "$tmp"/linux-image-*.deb "$tmp/root" ||
             vm_die "dpkg-deb -x failed on $(ls "$tmp"/*.deb)"
         [[ -f $tmp/root/boot/vmlinuz-$abi && -d $tmp/root/lib/modules/$abi ]] ||
-            vm_die "linux-image-$abi has no boot/vmlinuz-$abi or lib/modules/$abi"
+            vm_die "$pkg has no boot/vmlinuz-$abi or lib/modules/$abi"
         depmod -b "$tmp/root" "$abi" || vm_die "depmod -b $tmp/root $abi failed"
         rm -rf "$dir"
         mkdir -p "$dir"
