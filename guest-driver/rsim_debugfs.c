@@ -106,6 +106,26 @@ static int rsim_status_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(rsim_status);
 
+/* One line per completion EQ: which MSI-X vector, IRQ and CPUs serve it. */
+static int rsim_eqs_show(struct seq_file *m, void *unused)
+{
+	struct rsim_dev *dev = m->private;
+	const struct cpumask *cpus;
+	struct rsim_eq *eq;
+	u32 i;
+
+	for (i = 0; dev->eqs && i < dev->num_eqs; i++) {
+		eq = &dev->eqs[i];
+		cpus = pci_irq_get_affinity(dev->pdev, eq->vector);
+		seq_printf(m, "comp_vector %u: eqn %u msix %u irq %d depth %u head %u cpus %*pbl\n",
+			   i, eq->eqn, eq->vector,
+			   pci_irq_vector(dev->pdev, eq->vector), eq->depth,
+			   eq->head, cpumask_pr_args(cpus ? cpus : cpu_none_mask));
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(rsim_eqs);
+
 void rsim_debugfs_add(struct rsim_dev *dev)
 {
 	if (!rsim_debugfs_root)
@@ -113,6 +133,7 @@ void rsim_debugfs_add(struct rsim_dev *dev)
 	dev->debugfs = debugfs_create_dir(pci_name(dev->pdev),
 					  rsim_debugfs_root);
 	debugfs_create_file("mrs", 0400, dev->debugfs, dev, &rsim_mrs_fops);
+	debugfs_create_file("eqs", 0400, dev->debugfs, dev, &rsim_eqs_fops);
 	debugfs_create_file("status", 0400, dev->debugfs, dev,
 			    &rsim_status_fops);
 }

@@ -650,12 +650,22 @@ static int rsim_query(struct rsim_dev *dev)
 	return 0;
 }
 
+/*
+ * Vector 0 (admin and async events) plus one completion vector per online
+ * CPU, as far as the device has vectors and EQs.  The kernel spreads the
+ * completion vectors over the CPUs (PCI_IRQ_AFFINITY; vector 0 is left out
+ * of the spread), and ib_get_vector_affinity() tells ULPs such as
+ * nvme-rdma which CPUs each completion vector serves.
+ */
 static int rsim_alloc_irqs(struct rsim_dev *dev)
 {
+	struct irq_affinity affd = { .pre_vectors = 1 };
 	int want = 1 + min3(num_online_cpus(), dev->caps.max_eq,
 			    dev->caps.msix_vectors - 1);
 
-	dev->nvec = pci_alloc_irq_vectors(dev->pdev, 2, want, PCI_IRQ_MSIX);
+	dev->nvec = pci_alloc_irq_vectors_affinity(dev->pdev, 2, want,
+						   PCI_IRQ_MSIX |
+						   PCI_IRQ_AFFINITY, &affd);
 	if (dev->nvec < 0) {
 		dev_err(&dev->pdev->dev,
 			"cannot enable MSI-X (%d): the driver needs vector 0 and at least one completion vector\n",

@@ -128,6 +128,17 @@ static int rsim_query_device(struct ib_device *ibdev,
 	return 0;
 }
 
+/* The CPUs completion vector @comp_vector's interrupt is spread to. */
+static const struct cpumask *rsim_get_vector_affinity(struct ib_device *ibdev,
+							int comp_vector)
+{
+	struct rsim_dev *dev = to_rdev(ibdev);
+
+	if (comp_vector < 0 || comp_vector >= dev->num_eqs)
+		return NULL;
+	return pci_irq_get_affinity(dev->pdev, dev->eqs[comp_vector].vector);
+}
+
 static enum ib_port_phys_state rsim_phys_state(u8 state)
 {
 	return state == 5 ? IB_PORT_PHYS_STATE_LINK_UP :
@@ -1768,6 +1779,7 @@ const struct ib_device_ops rsim_dev_ops = {
 	.get_hw_stats = rsim_get_hw_stats,
 	.get_link_layer = rsim_get_link_layer,
 	.get_port_immutable = rsim_get_port_immutable,
+	.get_vector_affinity = rsim_get_vector_affinity,
 	.map_mr_sg = rsim_map_mr_sg,
 	.mmap = rsim_mmap,
 	.mmap_free = rsim_mmap_free,

@@ -3,7 +3,8 @@
 # guest with `-device rdma-sim` on a netdev backend, binds, shows the port
 # ACTIVE with its netdev in `rdma link`, and `ibv_devinfo -v` shows rsim0
 # with the limits the device advertises (some set to non-default values
-# here, so that they must come from the device).  The ibv_devinfo -v output
+# here, so that they must come from the device), and one completion vector
+# per vCPU, each interrupt bound to its CPU.  The ibv_devinfo -v output
 # is printed and kept in the test's log directory.
 set -euo pipefail
 # shellcheck source=tests/vm/test-lib.sh
@@ -19,6 +20,7 @@ envs=(EXPECT_MAX_QP=511 EXPECT_MAX_CQ=300 EXPECT_MAX_MR=2047 EXPECT_MAX_SGE=8
 args=()
 for e in "${envs[@]}"; do args+=(--env "$e"); done
 
-RSIM_PROPS=$props vmtest_usernet 52:54:00:5e:01:01 "${args[@]}" -s tests/vm/guest/driver-load.sh
+# Two vCPUs: the driver must offer a completion vector per CPU.
+VM_SMP=2 RSIM_PROPS=$props vmtest_usernet 52:54:00:5e:01:01 "${args[@]}" -s tests/vm/guest/driver-load.sh
 vmtest_show ibv_devinfo-v.txt "ibv_devinfo -v in the guest ($props)"
 vmtest_done "$VMTEST_RC"

@@ -13,7 +13,9 @@
 # for every transfer.  The first pass ends with a disconnect, the second
 # by unloading rdma_sim under running I/O (the target's, then the host's).  NVME_PASSES="plain force_mr" selects them;
 # NVME_SCALE (MiB per 4 KiB job, default 8) and NVME_OUTAGE (seconds the
-# port is away, default 6) go to the guests.
+# port is away, default 6) go to the guests.  The guests have NVME_SMP
+# vCPUs (default 2): the host makes an I/O queue per CPU, and the test
+# checks that each completion vector's interrupt fires.
 set -euo pipefail
 # shellcheck source=tests/vm/test-lib.sh
 . "$(dirname "$0")/test-lib.sh"
@@ -41,7 +43,7 @@ for pass in ${NVME_PASSES:-plain force_mr}; do
     if [[ -n $top_logdir ]]; then RDMA_SIM_LOGDIR=$top_logdir/$pass; fi
     echo "== pass $pass${append:+ ($append)}"
     start=$SECONDS
-    VM_APPEND="${VM_APPEND:-}${append:+ $append}" \
+    VM_SMP=${NVME_SMP:-2} VM_APPEND="${VM_APPEND:-}${append:+ $append}" \
         vmtest_pair rsim rsim -t 420 -s tests/vm/guest/nvme-rdma.sh "${envs[@]}"
     echo "== pass $pass: exit $VMTEST_RC after $((SECONDS - start))s"
     if [[ -f ${VMTEST_RESULTS[1]:-}/fio-summary.txt ]]; then

@@ -51,6 +51,20 @@ check_value gid_tbl_len "$EXPECT_MAX_GID"
 check_value max_mr_size 0x400000000
 check_value page_size_cap 0x40201000
 check_value num_comp_vectors "$(nproc)"
+# One EQ per completion vector, each with its own interrupt, spread so that
+# every CPU is served by exactly one of them (PCI_IRQ_AFFINITY).
+eqs=/sys/kernel/debug/rdma_sim/$(basename "$(readlink -f /sys/class/infiniband/rsim0/device)")/eqs
+[[ -r $eqs ]] || mount -t debugfs none /sys/kernel/debug
+gt_save eqs.txt <"$eqs"
+cat "$eqs"
+[[ $(grep -c '^comp_vector ' "$eqs") == "$(nproc)" ]] || gt_fail "debugfs eqs lists $(grep -c '^comp_vector ' "$eqs") EQs for $(nproc) CPUs"
+cpus=$(sed -n 's/.* cpus //p' "$eqs" | sort -n | paste -sd' ')
+[[ $cpus == "$(seq -s' ' 0 $(($(nproc) - 1)))" ]] || gt_fail "completion vectors' CPUs are '$cpus', not one vector per CPU"
+while read -r irq; do
+    eff=$(cat "/proc/irq/$irq/smp_affinity_list")
+    [[ $eff =~ ^[0-9]+$ ]] || gt_fail "IRQ $irq of a completion vector may run on CPUs $eff, not one CPU"
+done < <(sed -n 's/.* irq \([0-9]*\) .*/\1/p' "$eqs")
+gt_log "ok: $(nproc) completion vectors, one per CPU: $cpus"
 check_value max_mtu 4096
 check_value active_mtu 1024
 # The node GUID is the EUI-64 of the port MAC.

@@ -265,6 +265,22 @@ fio_run 1m-qd1 1m 1 $((SCALE * 4)) 64
 fio_run 1m-qd32 1m 32 $((SCALE * 4)) 128
 gt_log "fio verify jobs took $((SECONDS - t0))s"
 
+# nvme-rdma makes one I/O queue per CPU, their CQs spread over the
+# completion vectors: with more than one CPU, each vector's interrupt fired.
+ncpu=$(nproc)
+queues=$(dmesg | sed -n "s/.*$CTRL: creating \([0-9]*\) I\/O queues.*/\1/p" | tail -n 1)
+[[ $queues == "$ncpu" ]] || gt_fail "$CTRL created '$queues' I/O queues for $ncpu CPUs"
+if ((ncpu > 1)); then
+    grep rdma_sim-eq /proc/interrupts >"$RSIM_RESULTS/eq-interrupts.txt"
+    while read -r irq counts; do
+        ((counts > 0)) || gt_fail "completion vector IRQ $irq never fired: $(grep rdma_sim-eq /proc/interrupts | tr '\n' ';')"
+        gt_log "completion vector IRQ $irq: $counts interrupts"
+    done < <(awk -v n="$ncpu" '{ s = 0; for (i = 2; i <= n + 1; i++) s += $i; print $1, s }' \
+        "$RSIM_RESULTS/eq-interrupts.txt")
+    (($(wc -l <"$RSIM_RESULTS/eq-interrupts.txt") == ncpu)) ||
+        gt_fail "$(wc -l <"$RSIM_RESULTS/eq-interrupts.txt") completion vector IRQs for $ncpu CPUs"
+fi
+
 # Disconnect and reconnect: what was written before is still there, and
 # new writes verify.
 host_disconnect
