@@ -80,6 +80,27 @@ log "Linux 6.12 ABI: $next"
 
 # --- 4. install ----------------------------------------------------------------
 pkgs=("$@" "linux-headers-$abi" "linux-headers-$next")
+# The storage servers the VM tests run in guests (from this root) would
+# also start on this machine when installed: note which are new, so that
+# their services can be stopped again (one the user had stays as it was).
+servers=('nfs-kernel-server=nfs-server.service'
+         'rpcbind=rpcbind.socket rpcbind.service'
+         'open-iscsi=iscsid.socket iscsid.service open-iscsi.service'
+         'targetcli-fb=rtslib-fb-targetctl.service'
+         'ksmbd-tools=ksmbd.service')
+new_units=()
+for s in "${servers[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "${s%%=*}" 2>/dev/null | grep -q 'ok installed'; then
+        read -r -a units <<<"${s#*=}"
+        new_units+=("${units[@]}")
+    fi
+done
 log "installing: ${pkgs[*]}"
 apt-get install -y -q --no-install-recommends "${pkgs[@]}"
+if [ ${#new_units[@]} -gt 0 ] && [ -d /run/systemd/system ]; then
+    log "stopping and disabling the services just installed (the VM tests start their own in guests): ${new_units[*]}"
+    for u in "${new_units[@]}"; do
+        systemctl disable --now "$u" 2>/dev/null || true # not every one exists
+    done
+fi
 log "done"
