@@ -161,8 +161,8 @@ vm_fetch_kernel() {
         # The signed image, else the unsigned one (the same kernel: QEMU
         # boots it directly, nothing checks the signature).
         local pkg=linux-image-$abi
-        apt-cache show "$pkg" >/dev/null 2>&1 ||
-            ! apt-cache show "$pkg-unsigned" >/dev/null 2>&1 || pkg=$pkg-unsigned
+        apt-cache policy "$pkg" 2>/dev/null | grep -q 'Candidate: [0-9]' ||
+            pkg=$pkg-unsigned
         # Runs as root in a root-owned directory: no "unsandboxed download" warning.
         (cd "$tmp" && apt-get download -q -o APT::Sandbox::User=root "$pkg" >download.log 2>&1) || {
             cat "$tmp/download.log" >&2
