@@ -86,7 +86,6 @@ pkgs=("$@" "linux-headers-$abi" "linux-headers-$next")
 servers=('nfs-kernel-server=nfs-server.service'
          'rpcbind=rpcbind.socket rpcbind.service'
          'open-iscsi=iscsid.socket iscsid.service open-iscsi.service'
-         'targetcli-fb=rtslib-fb-targetctl.service'
          'ksmbd-tools=ksmbd.service')
 new_units=()
 for s in "${servers[@]}"; do

@@ -27,6 +27,8 @@
 set -euo pipefail
 # shellcheck source=tests/vm/guest/lib.sh
 . "$RSIM_LIB"
+# shellcheck source=tests/vm/guest/fio.sh
+. "$(dirname "$RSIM_LIB")/fio.sh"
 
 NQN=nqn.2026-12.org.rdma-sim:nvme-rdma-test
 SVC=4420
@@ -194,65 +196,6 @@ host_disconnect() {
     gt_retry 30 sh -c "! ls /sys/class/nvme/ 2>/dev/null | grep -q ." ||
         gt_fail "controllers left after nvme disconnect: $(ls /sys/class/nvme/)"
     gt_log "disconnected: $out"
-}
-
-# fio_run NAME BS QD SIZE_MB OFFSET_MB [FIO-ARGS..]: random writes of
-# SIZE_MB at OFFSET_MB with crc32c verification of every block afterwards
-# (or, with --verify_only, only the verification of what an earlier run of
-# the same job wrote); fails unless all of it was written and verified.
-FIO_JOBS=()
-fio_run() {
-    local name=$1 bs=$2 qd=$3 mb=$4 off=$5 rc=0
-    shift 5
-    local json=$RSIM_RESULTS/fio-$name.json
-    gt_log "fio $name: bs=$bs iodepth=$qd ${mb} MiB at ${off} MiB $*"
-    timeout 300 fio --name=verify-"$bs"-"$qd" --filename="$DEV" --ioengine=libaio --direct=1 \
-        --rw=randwrite --bs="$bs" --iodepth="$qd" --size="${mb}M" --offset="${off}M" \
-        --verify=crc32c --do_verify=1 --verify_fatal=1 --randrepeat=1 \
-        --output-format=json --output="$json" "$@" || rc=$?
-    fio_check "$name" "$json" "$mb" "$rc" "$*"
-    FIO_JOBS+=("$name")
-}
-
-# fio_check NAME JSON SIZE_MB RC ARGS: prints a summary of fio's JSON; fails
-# on an error, a verify failure or bytes not written/read.
-fio_check() {
-    local line
-    line=$(python3 - "$@" <<'EOF'
-import json, sys
-name, path, mb, rc, args = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
-try:
-    with open(path) as f:
-        text = f.read()
-    doc = json.loads(text[text.index("{"):])
-except (OSError, ValueError) as e:
-    sys.exit(f"fio {name}: exit {rc}, no JSON result ({e})")
-job = doc["jobs"][0]
-w, r = job["write"], job["read"]
-want = mb << 20
-wrote = w["io_bytes"]
-if "--verify_only" in args:
-    wmsg = "verify only"
-else:
-    wmsg = (f"wrote {wrote >> 20} MiB ({w['bw'] / 1024:.2f} MiB/s, {w['iops']:.0f} IOPS, "
-            f"clat mean {w['clat_ns']['mean'] / 1000:.0f} us)")
-msg = (f"fio {name}: exit {rc}, error {job['error']}, {wmsg}, "
-       f"verified {r['io_bytes'] >> 20} MiB ({r['bw'] / 1024:.2f} MiB/s, {r['iops']:.0f} IOPS)")
-print(msg)
-bad = []
-if rc != 0 or job["error"] != 0:
-    bad.append("fio failed")
-# With --verify_only fio counts the writes it only replays as written.
-if wrote != want:
-    bad.append(f"wrote {wrote} bytes, expected {want}")
-if r["io_bytes"] != want:
-    bad.append(f"verified {r['io_bytes']} bytes, expected {want}")
-if bad:
-    sys.exit(msg + ": " + "; ".join(bad))
-EOF
-    ) || gt_fail "$line"
-    gt_log "$line"
-    echo "$line" >>"$RSIM_RESULTS/fio-summary.txt"
 }
 
 gt_barrier target-ready

@@ -1,0 +1,140 @@
+#!/bin/bash
+# Guest side of tests/vm/t-iser.sh: iSCSI over RDMA (iSER) between the two
+# guests' rdma-sim devices.  Guest A is a LIO target set up through configfs
+# (what targetcli writes): a brd ramdisk as an iblock backstore, LUN 0 of
+# an iSCSI target whose portal on A's address has iSER enabled (ib_isert).
+# Guest B is the initiator: open-iscsi's iscsid with ib_iser, discovery and
+# login on the "iser" iface.  B runs fio with crc32c verification at 4 KiB
+# and 1 MiB, queue depths 1 and 32; logs out, logs in again and verifies
+# what it wrote before; logs out.  Checked: the session's transport is
+# iser, and after the logout A has no session left.
+#
+# Environment (from the host side):
+#   ISER_SCALE      MiB written by each 4 KiB job; 1 MiB jobs write 4x that
+set -euo pipefail
+# shellcheck source=tests/vm/guest/lib.sh
+. "$RSIM_LIB"
+# shellcheck source=tests/vm/guest/fio.sh
+. "$(dirname "$RSIM_LIB")/fio.sh"
+
+IQN=iqn.2026-12.org.rdma-sim:iser-target
+INITIATOR=iqn.2026-12.org.rdma-sim:initiator
+SVC=3260
+DISK_MB=256
+SCALE=${ISER_SCALE:-8}
+LIO=/sys/kernel/config/target
+
+gt_rdma_setup
+gt_wait_peer 60
+
+# --- guest A: the target -------------------------------------------------------
+
+target_setup() {
+    local tpg=$LIO/iscsi/$IQN/tpgt_1 np
+    modprobe brd rd_nr=1 rd_size=$((DISK_MB * 1024)) max_part=0 || gt_fail "modprobe brd failed"
+    modprobe iscsi_target_mod || gt_fail "modprobe iscsi_target_mod failed"
+    modprobe ib_isert || gt_fail "modprobe ib_isert failed (the kernel's iSER target)"
+    mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config
+    [[ -d $LIO ]] || gt_fail "no $LIO after loading target_core_mod"
+    mkdir -p "$LIO/core/iblock_0/ram0"
+    echo udev_path=/dev/ram0 >"$LIO/core/iblock_0/ram0/control"
+    echo 1 >"$LIO/core/iblock_0/ram0/enable"
+    mkdir -p "$tpg/lun/lun_0"
+    ln -s "$LIO/core/iblock_0/ram0" "$tpg/lun/lun_0/ram0"
+    np=$tpg/np/${RSIM_IP%/*}:$SVC
+    mkdir "$np"
+    echo 1 >"$np/iser" || gt_fail "the portal refused iSER: $(dmesg | grep -i isert | tail -n 3 | tr '\n' ';')"
+    [[ $(<"$np/iser") == 1 ]] || gt_fail "iSER is not enabled on portal ${np##*/}"
+    # Any initiator, no CHAP, writable.
+    echo 0 >"$tpg/attrib/authentication"
+    echo 1 >"$tpg/attrib/generate_node_acls"
+    echo 1 >"$tpg/attrib/cache_dynamic_acls"
+    echo 0 >"$tpg/attrib/demo_mode_write_protect"
+    echo 1 >"$tpg/enable"
+    gt_log "target: $IQN, LUN 0 = /dev/ram0 (${DISK_MB} MiB), iSER portal ${np##*/}"
+}
+
+# logged_in: the initiator has a session (LIO lists them by initiator name).
+logged_in() {
+    grep -q "$INITIATOR" "$LIO/iscsi/$IQN/tpgt_1/dynamic_sessions"
+}
+not_logged_in() { ! logged_in; }
+
+if [[ $RSIM_ROLE == server ]]; then
+    target_setup
+    gt_barrier target-ready
+    gt_barrier logged-in 300
+    logged_in || gt_fail "target: no session of $INITIATOR while it is logged in"
+    gt_log "target: sessions: $(tr '\n' ' ' <"$LIO/iscsi/$IQN/tpgt_1/dynamic_sessions")"
+    gt_barrier finished 600
+    gt_retry 30 not_logged_in ||
+        gt_fail "target: sessions left after the initiator logged out: $(cat "$LIO/iscsi/$IQN/tpgt_1/dynamic_sessions")"
+    rdma statistic show link rsim0/1 | gt_save rdma-statistic.txt || true
+    gt_check_dmesg
+    echo "iser: target checks passed"
+    exit 0
+fi
+
+# --- guest B: the initiator ----------------------------------------------------
+
+# iser_disk: the block device of the logged-in session's LUN 0.
+iser_disk() {
+    local b
+    for b in /sys/class/iscsi_session/session*/device/target*/*:0:0:0/block/*; do
+        [[ -b /dev/${b##*/} ]] || continue
+        echo "/dev/${b##*/}"
+        return 0
+    done
+    return 1
+}
+
+login() {
+    local out t0=$SECONDS bytes
+    out=$(timeout 120 iscsiadm -m node -T "$IQN" -p "$RSIM_PEER:$SVC" -I iser --login 2>&1) ||
+        gt_fail "iscsiadm login over iser failed: $out; $(dmesg | grep -iE 'iser|iscsi' | tail -n 6 | tr '\n' ';')"
+    gt_retry 30 iser_disk >/dev/null || gt_fail "no disk for $IQN LUN 0 after login ($out)"
+    DEV=$(iser_disk)
+    out=$(iscsiadm -m session 2>&1)
+    [[ $out == iser:* ]] || gt_fail "the session's transport is not iser: $out"
+    bytes=$(blockdev --getsize64 "$DEV")
+    ((bytes == DISK_MB * 1024 * 1024)) || gt_fail "$DEV has $bytes bytes, the LUN $((DISK_MB * 1024 * 1024))"
+    gt_log "logged in in $((SECONDS - t0))s: $out, $DEV"
+}
+
+logout() {
+    local out
+    out=$(timeout 120 iscsiadm -m node -T "$IQN" -p "$RSIM_PEER:$SVC" -I iser --logout 2>&1) ||
+        gt_fail "iscsiadm logout failed: $out"
+    gt_retry 30 sh -c '! iscsiadm -m session >/dev/null 2>&1' ||
+        gt_fail "sessions left after logout: $(iscsiadm -m session 2>&1)"
+    gt_log "logged out"
+}
+
+modprobe ib_iser || gt_fail "modprobe ib_iser failed (the kernel's iSER initiator)"
+modprobe sd_mod || gt_fail "modprobe sd_mod failed" # no udev here to load it for the LUN
+mkdir -p /etc/iscsi /run/lock/iscsi /var/lib/iscsi
+echo "InitiatorName=$INITIATOR" >/etc/iscsi/initiatorname.iscsi
+iscsid || gt_fail "iscsid did not start"
+gt_barrier target-ready
+out=$(timeout 120 iscsiadm -m discovery -t sendtargets -p "$RSIM_PEER:$SVC" -I iser 2>&1) ||
+    gt_fail "iSER discovery failed: $out; $(dmesg | grep -iE 'iser|iscsi' | tail -n 6 | tr '\n' ';')"
+[[ $out == *"$IQN"* ]] || gt_fail "discovery over iSER did not find $IQN: $out"
+gt_log "discovery over iSER: $out"
+login
+gt_barrier logged-in
+t0=$SECONDS
+fio_run 4k-qd1 4k 1 "$SCALE" 0
+fio_run 4k-qd32 4k 32 "$SCALE" 32
+fio_run 1m-qd1 1m 1 $((SCALE * 4)) 64
+fio_run 1m-qd32 1m 32 $((SCALE * 4)) 128
+gt_log "fio verify jobs took $((SECONDS - t0))s"
+# Log out and in: what was written before is still there.
+logout
+login
+fio_run 4k-qd32-reread 4k 32 "$SCALE" 32 --verify_only
+fio_run 1m-qd32-reread 1m 32 $((SCALE * 4)) 128 --verify_only
+logout
+rdma statistic show link rsim0/1 | gt_save rdma-statistic.txt || true
+gt_barrier finished
+gt_check_dmesg
+echo "iser: initiator checks passed"
