@@ -5,7 +5,11 @@
 # as NFSv4.2 and as NFSv3, writes a large file and many small ones through
 # each, remounts, and reads everything back through the other version,
 # compared with what was written.  No oops, WARN, BUG or hung task.
-# NFS_BIG_MB and NFS_SMALL (sizes, see the guest script) go to the guests.
+#
+# Two passes: plain, then lossy (half the data) with 2% of the RoCE frames
+# each device sends dropped and 2% reordered.  NFS_PASSES="plain lossy"
+# selects them; NFS_BIG_MB and NFS_SMALL (sizes, see the guest script) go
+# to the guests.
 set -euo pipefail
 # shellcheck source=tests/vm/test-lib.sh
 . "$(dirname "$0")/test-lib.sh"
@@ -14,11 +18,33 @@ vmtest_init t-nfs-rdma
 for tool in rpc.nfsd exportfs rpc.mountd rpcbind mount.nfs mkfs.ext4; do
     command -v "$tool" >/dev/null || vmtest_fail "$tool is not installed (make deps: nfs-kernel-server, nfs-common, e2fsprogs)"
 done
-vmtest_pair rsim rsim -t 600 -s tests/vm/guest/nfs-rdma.sh \
-    -e "NFS_BIG_MB=${NFS_BIG_MB:-32}" -e "NFS_SMALL=${NFS_SMALL:-200}"
-f=${VMTEST_RESULTS[1]:-}/mountstats-v4.txt
-if [[ -f $f ]]; then
-    echo "---- NFSv4.2 mount statistics (guest B) ----"
-    cat "$f"
+LOSSY_PROPS=fault-drop=20000,fault-reorder=20000,fault-seed=5
+top_runs=$VMTEST_RUNS
+top_logdir=${RDMA_SIM_LOGDIR:-}
+rc=0
+failed=''
+for pass in ${NFS_PASSES:-plain lossy}; do
+    case $pass in
+    plain) props='' big=${NFS_BIG_MB:-32} small=${NFS_SMALL:-200} ;;
+    lossy) props=$LOSSY_PROPS big=${NFS_BIG_MB:-16} small=${NFS_SMALL:-100} ;;
+    *) vmtest_fail "unknown pass '$pass' (plain, lossy)" ;;
+    esac
+    VMTEST_RUNS=$top_runs/$pass
+    if [[ -n $top_logdir ]]; then RDMA_SIM_LOGDIR=$top_logdir/$pass; fi
+    echo "== pass $pass${props:+ ($props)}"
+    start=$SECONDS
+    RSIM_PROPS=$props vmtest_pair rsim rsim -t 600 -s tests/vm/guest/nfs-rdma.sh \
+        -e "NFS_BIG_MB=$big" -e "NFS_SMALL=$small"
+    echo "== pass $pass: exit $VMTEST_RC after $((SECONDS - start))s"
+    if [[ $pass == lossy ]]; then vmtest_counters --lossy; else vmtest_counters; fi
+    if ((VMTEST_RC != 0)); then
+        rc=1
+        failed+=" $VMTEST_RUN"
+    fi
+done
+VMTEST_RUNS=$top_runs
+if ((rc != 0)); then
+    echo "FAIL: $VMTEST_NAME (logs:$failed)"
+    exit 1
 fi
-vmtest_done "$VMTEST_RC"
+vmtest_done 0

@@ -8,14 +8,17 @@
 # while B has I/O queued and links it back: B reconnects and the I/O
 # completes.  No oops, WARN, BUG or hung task in either guest.
 #
-# Two passes: the kernel's defaults, then ib_core.force_mr=1, with which
+# Three passes: the kernel's defaults, then ib_core.force_mr=1, with which
 # rdma_rw (the target's RDMA READ/WRITE) registers a fast-registration MR
 # for every transfer.  The first pass ends with a disconnect, the second
-# by unloading rdma_sim under running I/O (the target's, then the host's).  NVME_PASSES="plain force_mr" selects them;
-# NVME_SCALE (MiB per 4 KiB job, default 8) and NVME_OUTAGE (seconds the
-# port is away, default 6) go to the guests.  The guests have NVME_SMP
-# vCPUs (default 2): the host makes an I/O queue per CPU, and the test
-# checks that each completion vector's interrupt fires.
+# by unloading rdma_sim under running I/O (the target's, then the host's).
+# A third pass, lossy, runs the first again (half the data) with 2% of the
+# RoCE frames each device sends dropped and 2% reordered: RC recovers them
+# and fio's verification holds.  NVME_PASSES="plain force_mr lossy"
+# selects them; NVME_SCALE (MiB per 4 KiB job, default 8) and NVME_OUTAGE
+# (seconds the port is away, default 6) go to the guests.  The guests have
+# NVME_SMP vCPUs (default 2): the host makes an I/O queue per CPU, and the
+# test checks that each completion vector's interrupt fires.
 set -euo pipefail
 # shellcheck source=tests/vm/test-lib.sh
 . "$(dirname "$0")/test-lib.sh"
@@ -29,21 +32,31 @@ top_runs=$VMTEST_RUNS
 top_logdir=${RDMA_SIM_LOGDIR:-}
 rc=0
 failed=''
-for pass in ${NVME_PASSES:-plain force_mr}; do
-    envs=(-e "NVME_SCALE=${NVME_SCALE:-8}" -e "NVME_OUTAGE=${NVME_OUTAGE:-6}")
+# The lossy pass: each device drops 2% of the RoCE frames it sends and
+# delays another 2% behind later ones.
+LOSSY_PROPS=fault-drop=20000,fault-reorder=20000,fault-seed=7
+for pass in ${NVME_PASSES:-plain force_mr lossy}; do
+    scale=${NVME_SCALE:-8}
+    if [[ $pass == lossy ]]; then scale=${NVME_SCALE:-4}; fi
+    envs=(-e "NVME_OUTAGE=${NVME_OUTAGE:-6}" -e "NVME_SCALE=$scale")
     for v in NVME_TARGET_ARGS NVME_INLINE NVME_CONNECT_ARGS; do
         if [[ -n ${!v:-} ]]; then envs+=(-e "$v=${!v}"); fi
     done
+    props=''
     case $pass in
     plain) append='' ;;
     force_mr) append='ib_core.force_mr=1'; envs+=(-e NVME_FORCE_MR=1 -e NVME_UNLOAD=1) ;;
-    *) vmtest_fail "unknown pass '$pass' (plain, force_mr)" ;;
+    lossy)
+        append=''
+        props=$LOSSY_PROPS
+        ;;
+    *) vmtest_fail "unknown pass '$pass' (plain, force_mr, lossy)" ;;
     esac
     VMTEST_RUNS=$top_runs/$pass
     if [[ -n $top_logdir ]]; then RDMA_SIM_LOGDIR=$top_logdir/$pass; fi
     echo "== pass $pass${append:+ ($append)}"
     start=$SECONDS
-    VM_SMP=${NVME_SMP:-2} VM_APPEND="${VM_APPEND:-}${append:+ $append}" \
+    RSIM_PROPS=$props VM_SMP=${NVME_SMP:-2} VM_APPEND="${VM_APPEND:-}${append:+ $append}" \
         vmtest_pair rsim rsim -t 420 -s tests/vm/guest/nvme-rdma.sh "${envs[@]}"
     echo "== pass $pass: exit $VMTEST_RC after $((SECONDS - start))s"
     if [[ -f ${VMTEST_RESULTS[1]:-}/fio-summary.txt ]]; then
@@ -55,11 +68,7 @@ for pass in ${NVME_PASSES:-plain force_mr}; do
     if [[ -f ${VMTEST_RESULTS[0]:-}/target-fast-reg-mrs ]]; then
         echo "   target fast-registration MRs while connected: $(<"${VMTEST_RESULTS[0]}/target-fast-reg-mrs")"
     fi
-    for i in 0 1; do
-        f=${VMTEST_RESULTS[i]:-}/rdma-statistic.txt
-        [[ -f $f ]] || continue
-        echo "   guest $i device counters: $(grep -oE '(tx_roce_packets|rx_roce_packets|retransmits|retry_timeouts|seq_nak_sent|duplicate_requests|fault_dropped) [0-9]+' "$f" | tr '\n' ' ')"
-    done
+    if [[ $pass == lossy ]]; then vmtest_counters --lossy; else vmtest_counters; fi
     if ((VMTEST_RC != 0)); then
         rc=1
         failed+=" $VMTEST_RUN"
