@@ -158,7 +158,7 @@ vmtest_counters() {
     for i in 0 1; do
         f=${VMTEST_RESULTS[i]:-}/rdma-statistic.txt
         [[ -f $f ]] || continue
-        echo "   guest $i device counters: $(grep -oE '(tx_roce_packets|rx_roce_packets|retransmits|retry_timeouts|seq_nak_sent|duplicate_requests|fault_dropped) [0-9]+' "$f" | tr '\n' ' ')"
+        echo "   guest $i device counters: $(grep -oE '(tx_roce_packets|rx_roce_packets|retransmits|retry_timeouts|loss_probes|seq_nak_sent|duplicate_requests|fault_dropped) [0-9]+' "$f" | tr '\n' ' ')"
         if [[ ${1:-} == --lossy ]] && ! grep -qE 'fault_dropped [1-9]' "$f"; then
             echo "FAIL: guest $i's device dropped no frame: the fault injection did not work"
             VMTEST_RC=1
