@@ -15,14 +15,16 @@
 # A third pass, lossy, runs the first again (half the data) with 2% of the
 # RoCE frames each device sends dropped and 2% reordered: RC recovers them
 # and fio's verification holds.  NVME_PASSES="plain force_mr lossy"
-# selects them; NVME_SCALE (MiB per 4 KiB job, default 8) and NVME_OUTAGE
-# (seconds the port is away, default 6) go to the guests.  The guests have
-# NVME_SMP vCPUs (default 2): the host makes an I/O queue per CPU, and the
-# test checks that each completion vector's interrupt fires.
+# selects them.  Two more passes, run by t-interop-nvme.sh, put Linux's
+# Soft-RoCE on one side: rxe-target (A is a virtio-net guest with rdma_rxe)
+# and rxe-host (B is).  NVME_SCALE (MiB per 4 KiB job, default 8) and
+# NVME_OUTAGE (seconds the port is away, default 6) go to the guests.  The
+# guests have NVME_SMP vCPUs (default 2): the host makes an I/O queue per
+# CPU, and the test checks that each completion vector's interrupt fires.
 set -euo pipefail
 # shellcheck source=tests/vm/test-lib.sh
 . "$(dirname "$0")/test-lib.sh"
-vmtest_init t-nvme-rdma
+vmtest_init "${NVME_TEST_NAME:-t-nvme-rdma}"
 
 for tool in nvme fio; do
     command -v "$tool" >/dev/null || vmtest_fail "$tool is not installed (make deps: nvme-cli, fio)"
@@ -42,7 +44,7 @@ for pass in ${NVME_PASSES:-plain force_mr lossy}; do
     for v in NVME_TARGET_ARGS NVME_INLINE NVME_CONNECT_ARGS; do
         if [[ -n ${!v:-} ]]; then envs+=(-e "$v=${!v}"); fi
     done
-    props=''
+    props='' stacks=(rsim rsim)
     case $pass in
     plain) append='' ;;
     force_mr) append='ib_core.force_mr=1'; envs+=(-e NVME_FORCE_MR=1 -e NVME_UNLOAD=1) ;;
@@ -50,14 +52,16 @@ for pass in ${NVME_PASSES:-plain force_mr lossy}; do
         append=''
         props=$LOSSY_PROPS
         ;;
-    *) vmtest_fail "unknown pass '$pass' (plain, force_mr, lossy)" ;;
+    rxe-target) append='' stacks=(rxe rsim) ;;
+    rxe-host) append='' stacks=(rsim rxe) ;;
+    *) vmtest_fail "unknown pass '$pass' (plain, force_mr, lossy, rxe-target, rxe-host)" ;;
     esac
     VMTEST_RUNS=$top_runs/$pass
     if [[ -n $top_logdir ]]; then RDMA_SIM_LOGDIR=$top_logdir/$pass; fi
     echo "== pass $pass${append:+ ($append)}"
     start=$SECONDS
     RSIM_PROPS=$props VM_SMP=${NVME_SMP:-2} VM_APPEND="${VM_APPEND:-}${append:+ $append}" \
-        vmtest_pair rsim rsim -t 420 -s tests/vm/guest/nvme-rdma.sh "${envs[@]}"
+        vmtest_pair "${stacks[@]}" -t 420 -s tests/vm/guest/nvme-rdma.sh "${envs[@]}"
     echo "== pass $pass: exit $VMTEST_RC after $((SECONDS - start))s"
     if [[ -f ${VMTEST_RESULTS[1]:-}/fio-summary.txt ]]; then
         sed "s/^/   /" "${VMTEST_RESULTS[1]}/fio-summary.txt"

@@ -101,13 +101,15 @@ if [[ $RSIM_ROLE == server ]]; then
     target_setup
     gt_barrier target-ready
     gt_barrier connected 300
-    n=$(fast_reg_mrs)
-    echo "$n" | gt_save target-fast-reg-mrs
-    gt_log "target: $n fast-registration MRs while the host is connected (force_mr=$FORCE_MR)"
-    if [[ $FORCE_MR == 1 ]]; then
-        ((n > 0)) || gt_fail "force_mr=1 but the target's queues have no MR pool"
-    else
-        ((n == 0)) || gt_fail "force_mr=0 but the target has $n fast-registration MRs"
+    if [[ $GT_DEV == rsim0 ]]; then # (Soft-RoCE has no list of its MRs)
+        n=$(fast_reg_mrs)
+        echo "$n" | gt_save target-fast-reg-mrs
+        gt_log "target: $n fast-registration MRs while the host is connected (force_mr=$FORCE_MR)"
+        if [[ $FORCE_MR == 1 ]]; then
+            ((n > 0)) || gt_fail "force_mr=1 but the target's queues have no MR pool"
+        else
+            ((n == 0)) || gt_fail "force_mr=0 but the target has $n fast-registration MRs"
+        fi
     fi
     # B runs its fio jobs, disconnects and reconnects; then it starts I/O
     # and A takes the port away under it.
@@ -121,7 +123,7 @@ if [[ $RSIM_ROLE == server ]]; then
     if [[ ${NVME_UNLOAD:-0} == 1 ]]; then
         # The target's RDMA device goes away under connected queues with
         # the host's I/O running (the host's side: below).
-        rdma statistic show link rsim0/1 | gt_save rdma-statistic.txt || true
+        rdma statistic show link "$GT_DEV/1" | gt_save rdma-statistic.txt || true
         gt_barrier unload
         sleep 2
         gt_unload 120
@@ -131,9 +133,11 @@ if [[ $RSIM_ROLE == server ]]; then
     fi
     gt_barrier finished 300
     # The host has disconnected: the target's queues and their MRs are gone.
-    gt_retry 30 sh -c "[ \$(grep -c kind=fast_reg $(fast_reg_file)) -eq 0 ]" ||
-        gt_fail "$(fast_reg_mrs) fast-registration MRs left after the host disconnected"
-    rdma statistic show link rsim0/1 | gt_save rdma-statistic.txt || true
+    if [[ $GT_DEV == rsim0 ]]; then
+        gt_retry 30 sh -c "[ \$(grep -c kind=fast_reg $(fast_reg_file)) -eq 0 ]" ||
+            gt_fail "$(fast_reg_mrs) fast-registration MRs left after the host disconnected"
+    fi
+    rdma statistic show link "$GT_DEV/1" | gt_save rdma-statistic.txt || true
     gt_check_dmesg
     echo "nvme-rdma: target checks passed"
     exit 0
@@ -213,7 +217,7 @@ gt_log "fio verify jobs took $((SECONDS - t0))s"
 ncpu=$(nproc)
 queues=$(dmesg | sed -n "s/.*$CTRL: creating \([0-9]*\) I\/O queues.*/\1/p" | tail -n 1)
 [[ $queues == "$ncpu" ]] || gt_fail "$CTRL created '$queues' I/O queues for $ncpu CPUs"
-if ((ncpu > 1)); then
+if ((ncpu > 1)) && [[ $GT_DEV == rsim0 ]]; then
     grep rdma_sim-eq /proc/interrupts >"$RSIM_RESULTS/eq-interrupts.txt"
     while read -r irq counts; do
         ((counts > 0)) || gt_fail "completion vector IRQ $irq never fired: $(grep rdma_sim-eq /proc/interrupts | tr '\n' ';')"
@@ -292,7 +296,7 @@ if [[ ${NVME_UNLOAD:-0} == 1 ]]; then
     # host's: the controller leaves "live" (the target's queues sent a
     # disconnect) and has no queues on rsim0 when rmmod runs, so it keeps
     # trying to reconnect until ctrl-loss-tmo; then fio's I/O fails with EIO.
-    rdma statistic show link rsim0/1 | gt_save rdma-statistic.txt || true
+    rdma statistic show link "$GT_DEV/1" | gt_save rdma-statistic.txt || true
     fio --name=unload --filename="$DEV" --ioengine=libaio --direct=1 --rw=randwrite \
         --bs=4k --iodepth=32 --size=64M --offset=0 --time_based --runtime=300 \
         >/tmp/fio-unload.out 2>&1 &
@@ -321,6 +325,6 @@ fi
 host_disconnect
 dmesg | grep -E 'nvme|nvmet|rdma' | gt_save dmesg-nvme.txt || true
 gt_barrier finished
-rdma statistic show link rsim0/1 | gt_save rdma-statistic.txt || true
+rdma statistic show link "$GT_DEV/1" | gt_save rdma-statistic.txt || true
 gt_check_dmesg
 echo "nvme-rdma: host checks passed (force_mr=$FORCE_MR)"
