@@ -129,8 +129,8 @@ static int rsim_query_device(struct ib_device *ibdev,
 }
 
 /* The CPUs completion vector @comp_vector's interrupt is spread to. */
-static const struct cpumask *rsim_get_vector_affinity(struct ib_device *ibdev,
-							int comp_vector)
+static const struct cpumask *
+rsim_get_vector_affinity(struct ib_device *ibdev, int comp_vector)
 {
 	struct rsim_dev *dev = to_rdev(ibdev);
 

@@ -36,7 +36,7 @@ for pass in ${NFS_PASSES:-plain lossy}; do
     RSIM_PROPS=$props vmtest_pair rsim rsim -t 600 -s tests/vm/guest/nfs-rdma.sh \
         -e "NFS_BIG_MB=$big" -e "NFS_SMALL=$small"
     echo "== pass $pass: exit $VMTEST_RC after $((SECONDS - start))s"
-    if [[ $pass == lossy ]]; then vmtest_counters --lossy; else vmtest_counters; fi
+    vmtest_counters "$pass"
     if ((VMTEST_RC != 0)); then
         rc=1
         failed+=" $VMTEST_RUN"

@@ -72,7 +72,7 @@ for pass in ${NVME_PASSES:-plain force_mr lossy}; do
     if [[ -f ${VMTEST_RESULTS[0]:-}/target-fast-reg-mrs ]]; then
         echo "   target fast-registration MRs while connected: $(<"${VMTEST_RESULTS[0]}/target-fast-reg-mrs")"
     fi
-    if [[ $pass == lossy ]]; then vmtest_counters --lossy; else vmtest_counters; fi
+    vmtest_counters "$pass"
     if ((VMTEST_RC != 0)); then
         rc=1
         failed+=" $VMTEST_RUN"

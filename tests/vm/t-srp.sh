@@ -19,5 +19,5 @@ f=${VMTEST_RESULTS[1]:-}/fio-summary.txt
 if [[ -f $f ]]; then sed "s/^/   /" "$f"; fi
 f=${VMTEST_RESULTS[0]:-}/session-acl.txt
 if [[ -f $f ]]; then echo "   the target named the initiator's session $(<"$f") (ACL)"; fi
-vmtest_counters
+vmtest_counters plain
 vmtest_done "$VMTEST_RC"

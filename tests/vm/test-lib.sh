@@ -22,10 +22,10 @@
 #                             is not loaded: the guest script loads it
 #   vmtest_plain ARGS..       guests as ARGS say, without the driver
 #   vmtest_show FILE TITLE    print guest A's results file FILE, if any
-#   vmtest_counters [--lossy] print the device counters each guest saved
-#                             (rdma-statistic.txt); --lossy: the run had
-#                             fault-drop set, and a device that dropped no
-#                             frame fails it (VMTEST_RC=1)
+#   vmtest_counters PASS      print the device counters each guest saved
+#                             (rdma-statistic.txt); PASS "lossy": the run
+#                             had fault-drop set, and a device that dropped
+#                             no frame fails it (VMTEST_RC=1)
 #   vmtest_done RC            print the verdict and exit
 # After a run, VMTEST_RESULTS[0/1] are the guests' results directories.
 # VMTEST_RUNS is the directory the run goes in (it is emptied when the run
@@ -159,7 +159,7 @@ vmtest_counters() {
         f=${VMTEST_RESULTS[i]:-}/rdma-statistic.txt
         [[ -f $f ]] || continue
         echo "   guest $i device counters: $(grep -oE '(tx_roce_packets|rx_roce_packets|retransmits|retry_timeouts|loss_probes|seq_nak_sent|duplicate_requests|fault_dropped) [0-9]+' "$f" | tr '\n' ' ')"
-        if [[ ${1:-} == --lossy ]] && ! grep -qE 'fault_dropped [1-9]' "$f"; then
+        if [[ $1 == lossy ]] && ! grep -qE 'fault_dropped [1-9]' "$f"; then
             echo "FAIL: guest $i's device dropped no frame: the fault injection did not work"
             VMTEST_RC=1
         fi

@@ -24,6 +24,9 @@
 #   NVME_TARGET_ARGS  nvmet-rdma module parameters (e.g. use_srq=1)
 #   NVME_INLINE     the port's inline data size (param_inline_data_size)
 #   NVME_CONNECT_ARGS more nvme connect options (e.g. --nr-poll-queues=1)
+#   NVME_BENCH      1: instead of the checks, B runs make bench's read jobs
+#                   (4 KiB random QD 32 and QD 1, 1 MiB sequential QD 16,
+#                   NVME_BENCH_SECONDS each, default 20) and disconnects
 set -euo pipefail
 # shellcheck source=tests/vm/guest/lib.sh
 . "$RSIM_LIB"
@@ -110,6 +113,12 @@ if [[ $RSIM_ROLE == server ]]; then
         else
             ((n == 0)) || gt_fail "force_mr=0 but the target has $n fast-registration MRs"
         fi
+    fi
+    if [[ ${NVME_BENCH:-0} == 1 ]]; then
+        gt_barrier finished 600
+        rdma statistic show link "$GT_DEV/1" | gt_save rdma-statistic.txt || true
+        echo "nvme-rdma: target served the benchmark"
+        exit 0
     fi
     # B runs its fio jobs, disconnects and reconnects; then it starts I/O
     # and A takes the port away under it.
@@ -202,9 +211,30 @@ host_disconnect() {
     gt_log "disconnected: $out"
 }
 
+# bench NAME FIO-ARGS..: a timed read job (make bench); its JSON is kept as
+# bench-NAME.json.
+bench() {
+    local name=$1 json=$RSIM_RESULTS/bench-$1.json
+    shift
+    timeout 120 fio --name="$name" --filename="$DEV" --ioengine=libaio --direct=1 \
+        --time_based --runtime="${NVME_BENCH_SECONDS:-20}" --ramp_time=2 \
+        --output-format=json --output="$json" "$@" ||
+        gt_fail "fio $name failed: $(tail -n 3 "$json" 2>/dev/null | tr '\n' ';')"
+    gt_log "bench $name done"
+}
+
 gt_barrier target-ready
 host_connect
 gt_barrier connected
+if [[ ${NVME_BENCH:-0} == 1 ]]; then
+    bench 4k-randread-qd32 --rw=randread --bs=4k --iodepth=32
+    bench 4k-randread-qd1 --rw=randread --bs=4k --iodepth=1
+    bench 1m-read-qd16 --rw=read --bs=1m --iodepth=16
+    host_disconnect
+    gt_barrier finished
+    echo "nvme-rdma: benchmark done"
+    exit 0
+fi
 t0=$SECONDS
 fio_run 4k-qd1 4k 1 "$SCALE" 0
 fio_run 4k-qd32 4k 32 "$SCALE" 32
