@@ -18,33 +18,15 @@ vmtest_init t-nfs-rdma
 for tool in rpc.nfsd exportfs rpc.mountd rpcbind mount.nfs mkfs.ext4; do
     command -v "$tool" >/dev/null || vmtest_fail "$tool is not installed (make deps: nfs-kernel-server, nfs-common, e2fsprogs)"
 done
-LOSSY_PROPS=fault-drop=20000,fault-reorder=20000,fault-seed=5
-top_runs=$VMTEST_RUNS
-top_logdir=${RDMA_SIM_LOGDIR:-}
-rc=0
-failed=''
 for pass in ${NFS_PASSES:-plain lossy}; do
     case $pass in
     plain) props='' big=${NFS_BIG_MB:-32} small=${NFS_SMALL:-200} ;;
-    lossy) props=$LOSSY_PROPS big=${NFS_BIG_MB:-16} small=${NFS_SMALL:-100} ;;
+    lossy) props=$VMTEST_LOSSY,fault-seed=5 big=${NFS_BIG_MB:-16} small=${NFS_SMALL:-100} ;;
     *) vmtest_fail "unknown pass '$pass' (plain, lossy)" ;;
     esac
-    VMTEST_RUNS=$top_runs/$pass
-    if [[ -n $top_logdir ]]; then RDMA_SIM_LOGDIR=$top_logdir/$pass; fi
-    echo "== pass $pass${props:+ ($props)}"
-    start=$SECONDS
+    vmtest_pass "$pass" "$props"
     RSIM_PROPS=$props vmtest_pair rsim rsim -t 600 -s tests/vm/guest/nfs-rdma.sh \
         -e "NFS_BIG_MB=$big" -e "NFS_SMALL=$small"
-    echo "== pass $pass: exit $VMTEST_RC after $((SECONDS - start))s"
-    vmtest_counters "$pass"
-    if ((VMTEST_RC != 0)); then
-        rc=1
-        failed+=" $VMTEST_RUN"
-    fi
+    vmtest_pass_done
 done
-VMTEST_RUNS=$top_runs
-if ((rc != 0)); then
-    echo "FAIL: $VMTEST_NAME (logs:$failed)"
-    exit 1
-fi
-vmtest_done 0
+vmtest_passes_done

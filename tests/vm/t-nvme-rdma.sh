@@ -30,13 +30,6 @@ for tool in nvme fio; do
     command -v "$tool" >/dev/null || vmtest_fail "$tool is not installed (make deps: nvme-cli, fio)"
 done
 
-top_runs=$VMTEST_RUNS
-top_logdir=${RDMA_SIM_LOGDIR:-}
-rc=0
-failed=''
-# The lossy pass: each device drops 2% of the RoCE frames it sends and
-# delays another 2% behind later ones.
-LOSSY_PROPS=fault-drop=20000,fault-reorder=20000,fault-seed=7
 for pass in ${NVME_PASSES:-plain force_mr lossy}; do
     scale=${NVME_SCALE:-8}
     if [[ $pass == lossy ]]; then scale=${NVME_SCALE:-4}; fi
@@ -48,21 +41,15 @@ for pass in ${NVME_PASSES:-plain force_mr lossy}; do
     case $pass in
     plain) append='' ;;
     force_mr) append='ib_core.force_mr=1'; envs+=(-e NVME_FORCE_MR=1 -e NVME_UNLOAD=1) ;;
-    lossy)
-        append=''
-        props=$LOSSY_PROPS
-        ;;
+    lossy) append='' props=$VMTEST_LOSSY,fault-seed=7 ;;
     rxe-target) append='' stacks=(rxe rsim) ;;
     rxe-host) append='' stacks=(rsim rxe) ;;
     *) vmtest_fail "unknown pass '$pass' (plain, force_mr, lossy, rxe-target, rxe-host)" ;;
     esac
-    VMTEST_RUNS=$top_runs/$pass
-    if [[ -n $top_logdir ]]; then RDMA_SIM_LOGDIR=$top_logdir/$pass; fi
-    echo "== pass $pass${append:+ ($append)}"
-    start=$SECONDS
+    vmtest_pass "$pass" "$append$props"
     RSIM_PROPS=$props VM_SMP=${NVME_SMP:-2} VM_APPEND="${VM_APPEND:-}${append:+ $append}" \
         vmtest_pair "${stacks[@]}" -t 420 -s tests/vm/guest/nvme-rdma.sh "${envs[@]}"
-    echo "== pass $pass: exit $VMTEST_RC after $((SECONDS - start))s"
+    vmtest_pass_done
     if [[ -f ${VMTEST_RESULTS[1]:-}/fio-summary.txt ]]; then
         sed "s/^/   /" "${VMTEST_RESULTS[1]}/fio-summary.txt"
     fi
@@ -72,15 +59,5 @@ for pass in ${NVME_PASSES:-plain force_mr lossy}; do
     if [[ -f ${VMTEST_RESULTS[0]:-}/target-fast-reg-mrs ]]; then
         echo "   target fast-registration MRs while connected: $(<"${VMTEST_RESULTS[0]}/target-fast-reg-mrs")"
     fi
-    vmtest_counters "$pass"
-    if ((VMTEST_RC != 0)); then
-        rc=1
-        failed+=" $VMTEST_RUN"
-    fi
 done
-VMTEST_RUNS=$top_runs
-if ((rc != 0)); then
-    echo "FAIL: $VMTEST_NAME (logs:$failed)"
-    exit 1
-fi
-vmtest_done 0
+vmtest_passes_done

@@ -8,7 +8,7 @@ set -euo pipefail
 # shellcheck source=tests/vm/test-lib.sh
 . "$(dirname "$0")/test-lib.sh"
 vmtest_init t-perftest-lossy
-RSIM_PROPS=fault-drop=20000,fault-reorder=20000,fault-seed=11 \
+RSIM_PROPS=$VMTEST_LOSSY,fault-seed=11 \
 vmtest_pair rsim rsim -t 1200 -s tests/vm/guest/pair-cmds.sh \
     -e PAIR_LINGER=2000 -e PAIR_CMDS="ibv_rc_pingpong -s 65536 -n 50 -c
 rev ibv_rc_pingpong -s 1048576 -n 10 -c

@@ -22,6 +22,12 @@
 #                             is not loaded: the guest script loads it
 #   vmtest_plain ARGS..       guests as ARGS say, without the driver
 #   vmtest_show FILE TITLE    print guest A's results file FILE, if any
+#   vmtest_pass NAME [WHAT]   a test of several runs (passes): the next
+#                             run and its logs go in subdirectory NAME
+#   vmtest_pass_done          after a pass's run: how it ended, the device
+#                             counters (vmtest_counters NAME), a failure noted
+#   vmtest_passes_done        after the last pass: PASS, or FAIL naming the
+#                             failed passes' logs; exits
 #   vmtest_counters PASS      print the device counters each guest saved
 #                             (rdma-statistic.txt); PASS "lossy": the run
 #                             had fault-drop set, and a device that dropped
@@ -34,6 +40,11 @@
 # shellcheck shell=bash disable=SC2034  # VMTEST_* are for the scripts that source it
 
 vmtest_fail() { echo "FAIL: $VMTEST_NAME: $*"; exit 1; }
+
+# The lossy tests' device properties: each device drops 2% of the RoCE
+# frames it sends and delays another 2% behind later ones (a test adds its
+# own fault-seed).
+VMTEST_LOSSY=fault-drop=20000,fault-reorder=20000
 
 vmtest_init() {
     VMTEST_NAME=$1
@@ -151,6 +162,31 @@ vmtest_show() {
     echo "---- $2 ----"
     cat "$f"
     echo "----"
+}
+
+vmtest_pass() {
+    : "${VMTEST_TOP_RUNS:=$VMTEST_RUNS}"
+    VMTEST_TOP_LOGDIR=${VMTEST_TOP_LOGDIR-${RDMA_SIM_LOGDIR:-}}
+    VMTEST_PASS=$1
+    VMTEST_RUNS=$VMTEST_TOP_RUNS/$1
+    if [[ -n $VMTEST_TOP_LOGDIR ]]; then RDMA_SIM_LOGDIR=$VMTEST_TOP_LOGDIR/$1; fi
+    VMTEST_PASS_START=$SECONDS
+    echo "== pass $1${2:+ ($2)}"
+}
+
+vmtest_pass_done() {
+    echo "== pass $VMTEST_PASS: exit $VMTEST_RC after $((SECONDS - VMTEST_PASS_START))s"
+    vmtest_counters "$VMTEST_PASS"
+    if ((VMTEST_RC != 0)); then VMTEST_FAILED+=" $VMTEST_RUN"; fi
+}
+
+vmtest_passes_done() {
+    VMTEST_RUNS=${VMTEST_TOP_RUNS:-$VMTEST_RUNS}
+    if [[ -n ${VMTEST_FAILED:-} ]]; then
+        echo "FAIL: $VMTEST_NAME (logs:$VMTEST_FAILED)"
+        exit 1
+    fi
+    vmtest_done 0
 }
 
 vmtest_counters() {

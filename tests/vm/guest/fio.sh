@@ -61,3 +61,33 @@ EOF
     gt_log "$line"
     echo "$line" >>"$RSIM_RESULTS/fio-summary.txt"
 }
+
+# fio_matrix SCALE: the storage tests' verified writes: 4 KiB and 1 MiB at
+# queue depths 1 and 32, SCALE MiB per 4 KiB job and 4 x SCALE per 1 MiB
+# job, each in its own region of the first 256 MiB.
+fio_matrix() {
+    local scale=$1 t0=$SECONDS
+    fio_run 4k-qd1 4k 1 "$scale" 0
+    fio_run 4k-qd32 4k 32 "$scale" 32
+    fio_run 1m-qd1 1m 1 $((scale * 4)) 64
+    fio_run 1m-qd32 1m 32 $((scale * 4)) 128
+    gt_log "fio verify jobs took $((SECONDS - t0))s"
+}
+
+# fio_reverify SCALE: what fio_matrix's QD 32 jobs wrote is still there.
+fio_reverify() {
+    fio_run 4k-qd32-reread 4k 32 "$1" 32 --verify_only
+    fio_run 1m-qd32-reread 1m 32 $(($1 * 4)) 128 --verify_only
+}
+
+# first_disk SYSFS-DIR...: /dev/NAME of the first of the block devices
+# given by their sysfs directories (a glob's expansion) that has a node.
+first_disk() {
+    local b
+    for b in "$@"; do
+        [[ -b /dev/${b##*/} ]] || continue
+        echo "/dev/${b##*/}"
+        return 0
+    done
+    return 1
+}

@@ -79,13 +79,7 @@ fi
 
 # iser_disk: the block device of the logged-in session's LUN 0.
 iser_disk() {
-    local b
-    for b in /sys/class/iscsi_session/session*/device/target*/*:0:0:0/block/*; do
-        [[ -b /dev/${b##*/} ]] || continue
-        echo "/dev/${b##*/}"
-        return 0
-    done
-    return 1
+    first_disk /sys/class/iscsi_session/session*/device/target*/*:0:0:0/block/*
 }
 
 login() {
@@ -122,17 +116,11 @@ out=$(timeout 120 iscsiadm -m discovery -t sendtargets -p "$RSIM_PEER:$SVC" -I i
 gt_log "discovery over iSER: $out"
 login
 gt_barrier logged-in
-t0=$SECONDS
-fio_run 4k-qd1 4k 1 "$SCALE" 0
-fio_run 4k-qd32 4k 32 "$SCALE" 32
-fio_run 1m-qd1 1m 1 $((SCALE * 4)) 64
-fio_run 1m-qd32 1m 32 $((SCALE * 4)) 128
-gt_log "fio verify jobs took $((SECONDS - t0))s"
+fio_matrix "$SCALE"
 # Log out and in: what was written before is still there.
 logout
 login
-fio_run 4k-qd32-reread 4k 32 "$SCALE" 32 --verify_only
-fio_run 1m-qd32-reread 1m 32 $((SCALE * 4)) 128 --verify_only
+fio_reverify "$SCALE"
 logout
 rdma statistic show link rsim0/1 | gt_save rdma-statistic.txt || true
 gt_barrier finished

@@ -197,13 +197,7 @@ srp_host() {
 
 # srp_disk HOST: the block device of LUN 0 of SCSI host HOST.
 srp_disk() {
-    local b
-    for b in /sys/class/scsi_device/"$1":*:*:0/device/block/*; do
-        [[ -b /dev/${b##*/} ]] || continue
-        echo "/dev/${b##*/}"
-        return 0
-    done
-    return 1
+    first_disk /sys/class/scsi_device/"$1":*:*:0/device/block/*
 }
 
 no_srp_host() {
@@ -260,20 +254,14 @@ GUID=$(gt_retry 10 fetch_published) || gt_fail "the target's service GUID did no
 GUID=${GUID#0x} # ib_srp wants exactly 16 hex digits
 login
 gt_barrier logged-in
-t0=$SECONDS
-fio_run 4k-qd1 4k 1 "$SCALE" 0
-fio_run 4k-qd32 4k 32 "$SCALE" 32
-fio_run 1m-qd1 1m 1 $((SCALE * 4)) 64
-fio_run 1m-qd32 1m 32 $((SCALE * 4)) 128
-gt_log "fio verify jobs took $((SECONDS - t0))s"
+fio_matrix "$SCALE"
 # Log out and in: what was written before is still there.
 logout
 gt_barrier logged-out
 gt_barrier target-checked # A saw the connection go before B logs in again
 login
 gt_barrier logged-in-again
-fio_run 4k-qd32-reread 4k 32 "$SCALE" 32 --verify_only
-fio_run 1m-qd32-reread 1m 32 $((SCALE * 4)) 128 --verify_only
+fio_reverify "$SCALE"
 logout
 dmesg | grep -iE 'srp' | gt_save dmesg-srp.txt || true
 rdma statistic show link "$GT_DEV/1" | gt_save rdma-statistic.txt || true
