@@ -10,8 +10,15 @@
 # turn: two cores shared by four busy threads make single runs vary by a
 # third or more, so the table gives the median and the range of the runs.
 #
-# Settings: BENCH_ITERS (bandwidth iterations, default 2000), LAT_ITERS
-# (default 2000), BENCH_MTUS (default "1500 9000"), BENCH_RUNS (default 3).
+# Then NVMe over RDMA (tests/vm/guest/nvme-rdma.sh with NVME_BENCH=1): an
+# nvmet-rdma target on a ramdisk and an nvme-rdma host, each guest with
+# 2 vCPUs, fio on the host: 4 KiB random reads at QD 32 (IOPS) and QD 1
+# (completion latency p50 and p99), 1 MiB sequential reads at QD 16 (MB/s).
+#
+# Settings: BENCH_PARTS (default "perftest nvme"), BENCH_ITERS (bandwidth
+# iterations, default 2000), LAT_ITERS (default 2000), BENCH_MTUS (default
+# "1500 9000"), BENCH_RUNS (default 3), NVME_BENCH_SECONDS (per fio job,
+# default 20).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . tests/vm/test-lib.sh
@@ -21,6 +28,8 @@ iters=${BENCH_ITERS:-2000}
 lat=${LAT_ITERS:-2000}
 mtus=${BENCH_MTUS:-1500 9000}
 runs=${BENCH_RUNS:-3}
+parts=" ${BENCH_PARTS:-perftest nvme} "
+[[ $parts == *" perftest "* ]] || mtus=''
 [[ $runs =~ ^[1-9][0-9]*$ ]] || vmtest_fail "BENCH_RUNS must be a positive number of runs, not '$runs'"
 cmds="ib_write_bw -s 65536 -n $iters
 ib_write_bw -s 1048576 -n $((iters / 8))
@@ -90,6 +99,29 @@ for ((run = 1; run <= runs; run++)); do
             rm -rf "$(dirname "$VMTEST_RUN")"
         done
     done
+    [[ $parts == *" nvme "* ]] || continue
+    for stack in rxe rsim; do
+        echo "bench: run $run of $runs: $stack pair, NVMe over RDMA ..."
+        VM_SMP=2 vmtest_pair "$stack" "$stack" -t 600 -s tests/vm/guest/nvme-rdma.sh \
+            -e NVME_BENCH=1 -e "NVME_BENCH_SECONDS=${NVME_BENCH_SECONDS:-20}"
+        ((VMTEST_RC == 0)) || vmtest_fail "the $stack NVMe pair failed (logs: $VMTEST_RUN)"
+        # IOPS at QD 32, p50 and p99 at QD 1 (us), MB/s of the 1 MiB reads
+        read -r iops p50 p99 bw < <(python3 - "${VMTEST_RESULTS[1]}" <<'EOF'
+import json, sys
+def job(name):
+    with open(f"{sys.argv[1]}/bench-{name}.json") as f:
+        t = f.read()
+    return json.loads(t[t.index("{"):])["jobs"][0]["read"]
+pct = job("4k-randread-qd1")["clat_ns"]["percentile"]
+print(round(job("4k-randread-qd32")["iops"]), round(pct["50.000000"] / 1000),
+      round(pct["99.000000"] / 1000), round(job("1m-read-qd16")["bw_bytes"] / 1e6))
+EOF
+        ) || vmtest_fail "no fio results from the $stack NVMe pair (logs: $VMTEST_RUN)"
+        [[ -n ${bw:-} ]] || vmtest_fail "no fio results from the $stack NVMe pair (logs: $VMTEST_RUN)"
+        res[nvme$stack,iops]+=" $iops" res[nvme$stack,p50]+=" $p50"
+        res[nvme$stack,p99]+=" $p99" res[nvme$stack,bw]+=" $bw"
+        rm -rf "$(dirname "$VMTEST_RUN")"
+    done
 done
 
 # The host's own UDP over loopback, 4200-byte datagrams, one stream.
@@ -136,6 +168,25 @@ out=build/bench/bench-$(date +%Y%m%d-%H%M%S).md
         echo "Whole run of a pair (boot, setup, all tests, power off), median: Soft-RoCE $(median "${res[rxe$mtu,wall]}") s, rdma-sim $(median "${res[rsim$mtu,wall]}") s."
         echo
     done
+    if [[ $parts == *" nvme "* ]]; then
+        echo "## NVMe over RDMA (fio on the nvme-rdma host, nvmet-rdma ramdisk target, 2 vCPUs per guest, MTU 1500)"
+        echo
+        echo "| fio job | Soft-RoCE | rdma-sim | rdma-sim vs Soft-RoCE |"
+        echo "|---|---|---|---|"
+        for row in "iops:4 KiB random read, QD 32:IOPS:the IOPS" "p50:4 KiB random read, QD 1, latency p50:us:" \
+            "p99:4 KiB random read, QD 1, latency p99:us:" "bw:1 MiB sequential read, QD 16:MB/s:the bandwidth"; do
+            IFS=: read -r key name unit what <<<"$row"
+            a=$(median "${res[nvmerxe,$key]}") b=$(median "${res[nvmersim,$key]}")
+            ra=$(spread "${res[nvmerxe,$key]}") rb=$(spread "${res[nvmersim,$key]}")
+            if [[ -n $what ]]; then
+                ratio=$(awk -v a="$a" -v b="$b" -v w="$what" 'BEGIN { if (a > 0 && b != "?") printf "%.1fx %s", b / a, w; else print "?" }')
+            else
+                ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0 && b != "?") printf "%.2f of the latency", b / a; else print "?" }')
+            fi
+            echo "| $name | $a$ra $unit | $b$rb $unit | $ratio |"
+        done
+        echo
+    fi
     echo "Host UDP over loopback (iperf3, 4200-byte datagrams, one stream): $udp MB/s."
 } >"$out"
 cp "$out" build/bench/bench-latest.md

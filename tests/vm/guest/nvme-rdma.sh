@@ -235,12 +235,7 @@ if [[ ${NVME_BENCH:-0} == 1 ]]; then
     echo "nvme-rdma: benchmark done"
     exit 0
 fi
-t0=$SECONDS
-fio_run 4k-qd1 4k 1 "$SCALE" 0
-fio_run 4k-qd32 4k 32 "$SCALE" 32
-fio_run 1m-qd1 1m 1 $((SCALE * 4)) 64
-fio_run 1m-qd32 1m 32 $((SCALE * 4)) 128
-gt_log "fio verify jobs took $((SECONDS - t0))s"
+fio_matrix "$SCALE"
 
 # nvme-rdma makes one I/O queue per CPU, their CQs spread over the
 # completion vectors: with more than one CPU, each vector's interrupt fired.
@@ -262,8 +257,7 @@ fi
 # new writes verify.
 host_disconnect
 host_connect
-fio_run 4k-qd32-reread 4k 32 "$SCALE" 32 --verify_only
-fio_run 1m-qd32-reread 1m 32 $((SCALE * 4)) 128 --verify_only
+fio_reverify "$SCALE"
 fio_run 4k-qd32-again 4k 32 "$SCALE" 32
 # The check can fail: verifying a region nothing was written to does.
 if fio --name=verify-4k-32 --filename="$DEV" --ioengine=libaio --direct=1 --rw=randwrite \
