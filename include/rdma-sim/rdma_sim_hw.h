@@ -749,7 +749,7 @@ struct rsim_cmd_reg_mr {
     uint8_t page_shift;
     rsim_le16 reserved0;
     rsim_le32 fbo;           /* offset of iova in its first page */
-    uint8_t reserved[8];
+    uint8_t reserved[12];       /* to the command's end: no padding */
 };
 /*
  * PHYS: the MR covers all guest-physical memory, iova == address; level,

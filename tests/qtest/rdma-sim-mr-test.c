@@ -202,6 +202,9 @@ static void test_mr_errors(const char *machine)
     qsim_mr_cmd(&c, pdn, QSIM_ACC_LW, iova, 4096, 1, list, 8, 12, 0);
     c.reserved[7] = 1;
     REG_BAD(RSIM_STS_RESERVED);
+    qsim_mr_cmd(&c, pdn, QSIM_ACC_LW, iova, 4096, 1, list, 8, 12, 0);
+    c.reserved[11] = 1;                 /* byte 63, the command's last */
+    REG_BAD(RSIM_STS_RESERVED);
     /* access rights */
     qsim_mr_cmd(&c, pdn, QSIM_ACC_RW, iova, 4096, 1, list, 8, 12, 0);
     REG_BAD(RSIM_STS_INVALID);
