@@ -36,7 +36,8 @@ enum rsim_status rdma_sim_pl_check(RdmaSimState *s, const RdmaSimPageList *pl,
     }
     switch (pl->level) {
     case RSIM_PBL_LEVEL0:
-        if (pl->npages || pl->fbo) {
+        /* No list: page size and count mean nothing and must be 0. */
+        if (pl->npages || pl->fbo || pl->page_shift) {
             return RSIM_STS_INVALID;
         }
         if (!length || pl->addr + length - 1 < pl->addr) {

@@ -90,8 +90,7 @@ enum rsim_status rdma_sim_ring_init(RdmaSimState *s, RdmaSimRing *ring,
         return RSIM_STS_LIMIT;
     }
     if (pl.level == RSIM_PBL_LEVEL0) {
-        if (!QEMU_IS_ALIGNED(pl.addr, RSIM_QUEUE_ALIGN) || d->page_shift ||
-            pl.npages) {
+        if (!QEMU_IS_ALIGNED(pl.addr, RSIM_QUEUE_ALIGN)) {
             return RSIM_STS_INVALID;
         }
     }

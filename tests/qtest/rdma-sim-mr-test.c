@@ -84,6 +84,13 @@ static void test_mr_levels(const char *machine)
         g_assert_cmpuint(r.level, ==, RSIM_PBL_LEVEL0);
         qsim_xlate_fail(d, key, pdn, 0, iova + 9999, 2, RSIM_STS_RANGE);
         qsim_xlate_fail(d, key, pdn, 0, iova - 1, 1, RSIM_STS_RANGE);
+        /* level 0 has no pages: page size and count must be 0 */
+        qsim_mr_cmd(&c, pdn, QSIM_ACC_LW, iova, 10000, RSIM_PBL_LEVEL0, a, 0,
+                    12, 0);
+        qsim_cmd_expect(d, &c, RSIM_STS_INVALID);
+        qsim_mr_cmd(&c, pdn, QSIM_ACC_LW, iova, 10000, RSIM_PBL_LEVEL0, a, 1,
+                    0, 0);
+        qsim_cmd_expect(d, &c, RSIM_STS_INVALID);
     }
 
     /* level 1, 4 KiB pages in reverse order, fbo 0x234 */
