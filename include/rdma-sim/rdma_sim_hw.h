@@ -350,7 +350,7 @@ struct rsim_admin_cqe {
 
 /* QUERY_DEVICE: no parameters; result: */
 struct rsim_query_device_resp {
-    rsim_le64 node_guid;
+    rsim_le64 node_guid;     /* EUI-64, first byte most significant */
     rsim_le64 sys_image_guid;
     rsim_le64 fw_ver;        /* major << 32 | minor << 16 | sub-minor */
     rsim_le32 vendor_id;
@@ -534,7 +534,7 @@ struct rsim_eth_desc {
 /* CREATE_CQ: result dword 0 = CQN. */
 struct rsim_cmd_create_cq {
     rsim_le32 dw0;
-    rsim_le32 eqn;
+    rsim_le32 eqn;           /* an existing EQ: there is no "none" */
     struct rsim_queue_desc q; /* elements: struct rsim_cqe slots */
     rsim_le32 db_page;
     uint8_t reserved[36];
@@ -955,7 +955,7 @@ struct rsim_send_wqe {
     rsim_le32 ssn;
     rsim_le32 has_rd_atomic;
     struct {
-        rsim_le32 length;        /* total bytes; inline: data bytes */
+        rsim_le32 length;        /* inline: data bytes; else not read */
         rsim_le32 resid;
         rsim_le32 cur_sge;
         rsim_le32 num_sge;

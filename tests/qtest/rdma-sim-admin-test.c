@@ -299,6 +299,17 @@ static void test_admin_device_port(const char *machine)
     qsim_assert_sts(qsim_cmd_exec(d, &c, &dev), RSIM_STS_OK);
     g_assert_cmphex(le64_to_cpu(dev.node_guid), ==, QSIM_GUID);
     g_assert_cmphex(le64_to_cpu(dev.sys_image_guid), ==, QSIM_GUID);
+    {
+        /*
+         * Little-endian like every field: the GUID's first byte (0x50) is
+         * the number's most significant, so the last in memory.
+         */
+        static const uint8_t bytes[8] = {
+            0x56, 0x34, 0x12, 0xfe, 0xff, 0x00, 0x54, 0x50
+        };
+
+        g_assert_cmpmem(&dev.node_guid, 8, bytes, 8);
+    }
     g_assert_cmphex(le64_to_cpu(dev.fw_ver), ==, 1ULL << 32);
     g_assert_cmphex(le32_to_cpu(dev.vendor_id), ==, 0x1b36);
     g_assert_cmphex(le32_to_cpu(dev.vendor_part_id), ==, 0x0120);

@@ -234,6 +234,8 @@ static void test_cmd_cq(const char *machine)
     qsim_ring_init(d, &t, RSIM_PBL_LEVEL0, 3, RSIM_CQE_LOG2_SLOT);
     qsim_cq_cmd(&c, eq.eqn + 1, &t);
     qsim_cmd_expect(d, &c, RSIM_STS_BAD_HANDLE);
+    qsim_cq_cmd(&c, 0xffffffff, &t);            /* there is no "no EQ" */
+    qsim_cmd_expect(d, &c, RSIM_STS_BAD_HANDLE);
     qsim_cq_cmd(&c, eq.eqn, &t);
     c.db_page = cpu_to_le32(64);
     qsim_cmd_expect(d, &c, RSIM_STS_INVALID);

@@ -29,7 +29,10 @@ static void a_done(QSimPair *p, uint64_t wr_id, unsigned status,
                    p->a.qp.qpn);
 }
 
-/* SEND of len bytes from A to B, the receive split over the whole MR. */
+/*
+ * SEND of len bytes from A to B, the receive split over the whole MR.  The
+ * WQE's dma.length is wrong on purpose: with SGEs their sum is the length.
+ */
 static void do_send(QSimPair *p, uint32_t len, uint8_t seed, bool imm)
 {
     QSimWr wr = {
@@ -37,6 +40,7 @@ static void do_send(QSimPair *p, uint32_t len, uint8_t seed, bool imm)
         .opcode = imm ? RSIM_WR_SEND_WITH_IMM : RSIM_WR_SEND,
         .ex = cpu_to_be32(0xcafe0000 | (len & 0xffff)),
         .nsge = 2,
+        .dma_length = 2 * len + 50,
     };
     uint32_t half = len / 2;
     struct rsim_cqe cqe;
@@ -235,6 +239,26 @@ static void test_loopback_mtu4096(const char *machine)
 
     qsim_pair_start(&p, machine, &(QSimPairConf){ .path_mtu = RSIM_MTU_4096 });
     run_all_ops(&p);
+    qsim_stop(p.d);
+}
+
+/*
+ * Frames to the device's own GID go through the internal loopback whatever
+ * MAC the address vector names: none reaches the network.
+ */
+static void test_loopback_any_mac(const char *machine)
+{
+    static const uint8_t other_mac[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
+    QSimPair p;
+
+    qsim_pair_start(&p, machine, &(QSimPairConf){ .dmac = other_mac });
+    do_send(&p, 3000, 1, false);
+    do_write_imm(&p, 5000, 2);
+    do_read(&p, 7000, 3);
+    g_assert_cmpuint(qsim_stat(p.d, RSIM_STAT_LOOPBACK_PKTS), ==,
+                     qsim_stat(p.d, RSIM_STAT_TX_ROCE_PKTS));
+    g_assert_cmpuint(qsim_stat(p.d, RSIM_STAT_LOOPBACK_PKTS), >=, 15);
+    g_assert_cmpuint(qsim_stat(p.d, RSIM_STAT_TX_FRAMES), ==, 0);
     qsim_stop(p.d);
 }
 
@@ -758,6 +782,7 @@ static const QSimTest tests[] = {
     { "transport/loopback-ops", test_loopback_ops, QSIM_ONCE },
     { "transport/loopback-mtu4096", test_loopback_mtu4096, QSIM_ONCE },
     { "transport/loopback-ipv6", test_loopback_ipv6, QSIM_ONCE },
+    { "transport/loopback-any-mac", test_loopback_any_mac, QSIM_ONCE },
     { "transport/small-window", test_loopback_small_window, QSIM_ONCE },
     { "transport/loss-reorder", test_loopback_loss, QSIM_ONCE },
     { "transport/tail-loss-probe", test_loopback_tail_loss, QSIM_ONCE },

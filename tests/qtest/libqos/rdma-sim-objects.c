@@ -174,6 +174,7 @@ void qsim_post_send(QSimDev *d, const QSimRing *sq, const QSimWr *wr)
         w.wr.rdma.rkey = cpu_to_le32(wr->rkey);
     }
     w.dma.num_sge = cpu_to_le32(wr->nsge);
+    w.dma.length = cpu_to_le32(wr->dma_length);
     qsim_elem_write(d, sq, prod, &w, sizeof(w));
     if (sges) {
         ring_rw(d, sq, elem_off(sq, prod) + sizeof(w), (void *)wr->sge, sges,
@@ -888,7 +889,11 @@ void qsim_pair_start(QSimPair *p, const char *machine,
     qsim_endpoint_create(p->d, &p->a, path.type, p->pdn, p->eq.eqn);
     qsim_endpoint_create(p->d, &p->b, path.type, p->pdn, p->eq.eqn);
     memcpy(path.av.dgid, gid, 16);
-    qsim_port_mac(p->d, path.av.dmac);
+    if (c->dmac) {
+        memcpy(path.av.dmac, c->dmac, sizeof(path.av.dmac));
+    } else {
+        qsim_port_mac(p->d, path.av.dmac);
+    }
     pair_connect(p->d, p->a.qp.qpn, p->b.qp.qpn, &path);
     path.access = c->b_access ?: QSIM_ACC_ALL;
     path.rd_atomic = c->b_rd_atomic ?: path.rd_atomic;

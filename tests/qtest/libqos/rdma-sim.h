@@ -295,6 +295,7 @@ typedef struct QSimWr {
     uint32_t remote_qkey;
     uint32_t nsge;
     struct rsim_sge sge[4];     /* ATOMIC_WRITE: its 8 bytes in sge[0] */
+    uint32_t dma_length;        /* dma.length: read only for inline data */
 } QSimWr;
 
 /* Put a send WQE into sq (no doorbell) */
@@ -531,6 +532,7 @@ typedef struct QSimPairConf {
     uint8_t retry;
     uint64_t eq_addr;           /* the EQ's ring (0: allocated) */
     uint8_t b_rd_atomic;        /* B's READ/atomic limits (0: 4, as A's) */
+    const uint8_t *dmac;        /* the AVs' destination MAC (NULL: the port's) */
 } QSimPairConf;
 
 /* Bring a device up with a connected pair (conf NULL: the defaults) */
