@@ -103,8 +103,11 @@ static bool rdma_sim_resp_complete(RdmaSimState *s, RdmaSimQp *qp,
 
 /*
  * A class C error: NAK the request, complete the receive WQE in use with
- * status (if any) and move the QP to ERR.  UC has no NAKs: the message is
- * dropped and the QP carries on.
+ * status (if any) and move the QP to ERR, with the affiliated async event
+ * IBTA gives the responder for the NAK: an invalid request raises
+ * QP_REQ_ERR, an access violation QP_ACCESS_ERR; a receive WQE the QP
+ * cannot use (remote operational error) is reported by its completion
+ * alone.  UC has no NAKs: the message is dropped and the QP carries on.
  */
 static void rdma_sim_resp_fatal(RdmaSimState *s, RdmaSimQp *qp,
                                 const RocePkt *pkt, uint8_t syndrome,
@@ -123,7 +126,10 @@ static void rdma_sim_resp_fatal(RdmaSimState *s, RdmaSimQp *qp,
     if (qp->type == RSIM_QPT_UC) {
         rdma_sim_resp_uc_drop(s, qp, "error");
     } else {
-        rdma_sim_qp_fail(s, qp, 0);
+        rdma_sim_qp_fail(s, qp,
+                         syndrome == ROCE_NAK_INVALID_REQ ? RSIM_EV_QP_REQ_ERR :
+                         syndrome == ROCE_NAK_REM_ACCESS ?
+                         RSIM_EV_QP_ACCESS_ERR : 0);
     }
 }
 

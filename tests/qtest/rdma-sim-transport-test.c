@@ -395,6 +395,9 @@ static void test_rkey_violation(const char *machine)
     g_assert_cmpuint(le32_to_cpu(cqe.status), ==, RSIM_WC_WR_FLUSH_ERR);
     g_assert_cmpuint(qsim_qp_state(p.d, p.b.qp.qpn), ==, RSIM_QPS_ERR);
     g_assert_cmpuint(qsim_stat(p.d, RSIM_STAT_REM_ACCESS_ERR), ==, 1);
+    /* the responder's QP raises the event; the requester has its CQE */
+    qsim_aeq_expect(p.d, RSIM_EV_QP_ACCESS_ERR, p.b.qp.qpn);
+    qsim_aeq_expect_none(p.d);
     qsim_assert_alive(p.d);
     qsim_stop(p.d);
 }
@@ -438,6 +441,8 @@ static void test_bad_lkey(const char *machine)
     g_assert_cmpuint(qsim_qp_state(p.d, p.a.qp.qpn), ==, RSIM_QPS_ERR);
     g_assert_cmpuint(qsim_ring_cons(p.d, &p.a.qp.sq), ==,
                      qsim_ring_prod(p.d, &p.a.qp.sq));
+    /* an error the requester finds is reported by its completion alone */
+    qsim_aeq_expect_none(p.d);
     qsim_assert_alive(p.d);
     qsim_stop(p.d);
 }
@@ -450,6 +455,8 @@ static void test_qp_access_denied(const char *machine)
     qsim_pair_start(&p, machine, &(QSimPairConf){ .b_access = QSIM_ACC_LW });
     remote_op_fails(&p, 0x7005, RSIM_WR_RDMA_WRITE, p.mb.addr, p.mb.rkey, 64,
                     RSIM_WC_REM_INV_REQ_ERR);
+    qsim_aeq_expect(p.d, RSIM_EV_QP_REQ_ERR, p.b.qp.qpn);
+    qsim_aeq_expect_none(p.d);
     qsim_assert_alive(p.d);
     qsim_stop(p.d);
 }
