@@ -139,9 +139,15 @@ void rdma_sim_xmit(RdmaSimState *s, RoceFrame *f)
         memcpy(gid + 12, dip, 4);
     }
     loop = rdma_sim_is_own_gid(s, gid);
+    /* BTH: opcode, then the destination QP and the PSN (24 bits each) */
+    trace_rdma_sim_tx_packet(ldl_be_p(f->data + f->bth + 4) & ROCE_QPN_MASK,
+                             f->data[f->bth],
+                             ldl_be_p(f->data + f->bth + 8) & ROCE_PSN_MASK,
+                             f->len, loop);
 
     if (rdma_sim_fault_hit(s, s->props.fault_drop)) {
         s->stats[RSIM_STAT_FAULT_DROP]++;
+        trace_rdma_sim_fault("dropped");
         return;
     }
     if (rdma_sim_fault_hit(s, s->props.fault_corrupt)) {
@@ -149,10 +155,12 @@ void rdma_sim_xmit(RdmaSimState *s, RoceFrame *f)
         unsigned pos = f->bth + rdma_sim_fault_rand(s) % (f->len - f->bth);
 
         s->stats[RSIM_STAT_FAULT_CORRUPT]++;
+        trace_rdma_sim_fault("corrupted");
         f->data[pos] ^= 1u << (rdma_sim_fault_rand(s) % 8);
     }
     if (!s->held_frame && rdma_sim_fault_hit(s, s->props.fault_reorder)) {
         s->stats[RSIM_STAT_FAULT_REORDER]++;
+        trace_rdma_sim_fault("held back (reordered)");
         s->held_frame = g_byte_array_append(g_byte_array_sized_new(f->len),
                                             f->data, f->len);
         s->held_loop = loop;
@@ -163,6 +171,7 @@ void rdma_sim_xmit(RdmaSimState *s, RoceFrame *f)
     rdma_sim_deliver(s, f->data, f->len, loop);
     if (rdma_sim_fault_hit(s, s->props.fault_dup)) {
         s->stats[RSIM_STAT_FAULT_DUP]++;
+        trace_rdma_sim_fault("duplicated");
         rdma_sim_deliver(s, f->data, f->len, loop);
     }
     rdma_sim_release_held(s);

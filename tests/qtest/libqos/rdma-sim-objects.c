@@ -875,7 +875,8 @@ void qsim_pair_start(QSimPair *p, const char *machine,
     };
 
     memset(p, 0, sizeof(*p));
-    p->d = qsim_up(machine, c->props);
+    p->d = qsim_start_args(machine, c->props, NULL, c->args);
+    qsim_bringup(p->d);
     p->pdn = qsim_pd_alloc(p->d);
     qsim_gid_add(p->d, 0, gid);
     if (c->eq_addr) {

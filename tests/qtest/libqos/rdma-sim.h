@@ -533,6 +533,7 @@ typedef struct QSimPairConf {
     uint64_t eq_addr;           /* the EQ's ring (0: allocated) */
     uint8_t b_rd_atomic;        /* B's READ/atomic limits (0: 4, as A's) */
     const uint8_t *dmac;        /* the AVs' destination MAC (NULL: the port's) */
+    const char *args;           /* more QEMU arguments (e.g. -trace) */
 } QSimPairConf;
 
 /* Bring a device up with a connected pair (conf NULL: the defaults) */
