@@ -19,7 +19,7 @@ DEPS_PACKAGES := \
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev \
 	perftest rdmacm-utils iproute2 python3-pyverbs \
 	iputils-ping ethtool tmux iperf3 \
-	nvme-cli fio nfs-kernel-server nfs-common open-iscsi \
+	nvme-cli fio nfs-kernel-server nfs-common open-iscsi tshark \
 	shellcheck \
 	clang-14 libclang-rt-14-dev llvm-14 \
 	dkms

@@ -36,7 +36,7 @@
 #          QEMU 10.0 (build/qemu-10.0-build, `make QEMU_VERSION=10.0`) with
 #          Linux 6.12 guests (GUEST_ABI=6.12), named deb13/...; not
 #          t-mixed-pair, which runs both generations at once already, nor
-#          the storage tests' lossy and Soft-RoCE passes
+#          the storage tests' lossy and Soft-RoCE passes, nor t-capture
 # The other suites use QEMU_BUILD (make's QEMU_VERSION; default 7.2,
 # build/qemu-build) and the default guest kernel (Debian 12's 6.1).
 # all is smoke, qtest, vmtest, fuzz, sanitize, dkms, deb13.  With SANITIZE=1, smoke
@@ -330,10 +330,11 @@ deb13_suites() {
     QEMU=$DEB13_QEMU_BUILD/qemu-system-x86_64
     PFX=deb13/
     export GUEST_ABI=$DEB13_GUEST_ABI
-    # The storage tests' lossy passes and NVMe against Soft-RoCE exercise
-    # the device's transport, the same source in both generations: they run
-    # once, in the vmtest suite; here the ULPs of Linux 6.12 run plain.
-    VMTEST_EXCLUDE="t-mixed-pair t-interop-nvme"
+    # The storage tests' lossy passes, NVMe against Soft-RoCE and the
+    # capture's dissection exercise the device's transport and wire format,
+    # the same source in both generations: they run once, in the vmtest
+    # suite; here the ULPs of Linux 6.12 run plain.
+    VMTEST_EXCLUDE="t-mixed-pair t-interop-nvme t-capture"
     export NVME_PASSES="plain force_mr" NFS_PASSES=plain
     if [ -x "$QEMU" ]; then
         suite_smoke
