@@ -303,8 +303,7 @@ FIELD(RSIM_CQE_HDR, PHASE, 31, 1)
 struct rsim_queue_desc {
     rsim_le64 addr;          /* level 0: buffer; 1: page list; 2: root */
     uint8_t level;              /* enum rsim_pbl_level */
-    uint8_t page_shift;         /* levels 1, 2: 12..30, a size in
-                                   CAP_PAGE_SIZES; level 0: 0 */
+    uint8_t page_shift;         /* level 0: 0; else in CAP_PAGE_SIZES */
     uint8_t log2_elem_size;
     uint8_t log2_depth;         /* depth = 2^n entries, holds 2^n - 1 */
     rsim_le32 npages;        /* pages in the list (levels 1 and 2) */

@@ -532,7 +532,7 @@ typedef struct QSimPairConf {
     uint8_t retry;
     uint64_t eq_addr;           /* the EQ's ring (0: allocated) */
     uint8_t b_rd_atomic;        /* B's READ/atomic limits (0: 4, as A's) */
-    const uint8_t *dmac;        /* the AVs' destination MAC (NULL: the port's) */
+    const uint8_t *dmac;        /* the AVs' MAC (NULL: the port's) */
     const char *args;           /* more QEMU arguments (e.g. -trace) */
 } QSimPairConf;
 
