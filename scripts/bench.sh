@@ -63,6 +63,16 @@ collect() {
     done
 }
 
+# ratio A B [WHAT]: rdma-sim's median B against Soft-RoCE's A: "N.Nx WHAT"
+# (a throughput), or without WHAT "N.NN of the latency"; "?" if either is
+# missing.
+ratio() {
+    awk -v a="$1" -v b="$2" -v w="${3:-}" 'BEGIN {
+        if (!(a > 0 && b != "?")) print "?"
+        else if (w != "") printf "%.1fx %s", b / a, w
+        else printf "%.2f of the latency", b / a }'
+}
+
 # The runs' values of a cell, one per line, in numeric order.
 sorted_values() {
     tr ' ' '\n' <<<"$1" | awk 'NF' | sort -g
@@ -157,11 +167,9 @@ out=build/bench/bench-$(date +%Y%m%d-%H%M%S).md
             a=$(median "${res[rxe$mtu,$i]}") b=$(median "${res[rsim$mtu,$i]}")
             ra=$(spread "${res[rxe$mtu,$i]}") rb=$(spread "${res[rsim$mtu,$i]}")
             if [[ ${names[i - 1]} == *_bw* ]]; then
-                ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0 && b != "?") printf "%.1fx the bandwidth", b / a; else print "?" }')
-                echo "| ${names[i - 1]} | $a$ra MB/s | $b$rb MB/s | $ratio |"
+                echo "| ${names[i - 1]} | $a$ra MB/s | $b$rb MB/s | $(ratio "$a" "$b" 'the bandwidth') |"
             else
-                ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0 && b != "?") printf "%.2f of the latency", b / a; else print "?" }')
-                echo "| ${names[i - 1]}: typical; average | $a$ra us; $(median "${res[rxe$mtu,avg$i]}") us | $b$rb us; $(median "${res[rsim$mtu,avg$i]}") us | $ratio |"
+                echo "| ${names[i - 1]}: typical; average | $a$ra us; $(median "${res[rxe$mtu,avg$i]}") us | $b$rb us; $(median "${res[rsim$mtu,avg$i]}") us | $(ratio "$a" "$b") |"
             fi
         done
         echo
@@ -178,12 +186,7 @@ out=build/bench/bench-$(date +%Y%m%d-%H%M%S).md
             IFS=: read -r key name unit what <<<"$row"
             a=$(median "${res[nvmerxe,$key]}") b=$(median "${res[nvmersim,$key]}")
             ra=$(spread "${res[nvmerxe,$key]}") rb=$(spread "${res[nvmersim,$key]}")
-            if [[ -n $what ]]; then
-                ratio=$(awk -v a="$a" -v b="$b" -v w="$what" 'BEGIN { if (a > 0 && b != "?") printf "%.1fx %s", b / a, w; else print "?" }')
-            else
-                ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0 && b != "?") printf "%.2f of the latency", b / a; else print "?" }')
-            fi
-            echo "| $name | $a$ra $unit | $b$rb $unit | $ratio |"
+            echo "| $name | $a$ra $unit | $b$rb $unit | $(ratio "$a" "$b" "$what") |"
         done
         echo
     fi
