@@ -216,7 +216,7 @@ static enum rsim_status rdma_sim_cmd_query_stats(RdmaSimState *s, RdmaSimCmd *c)
  * Event queues and Ethernet rings
  */
 
-static uint32_t rdma_sim_num_eqs(RdmaSimState *s)
+uint32_t rdma_sim_num_eqs(RdmaSimState *s)
 {
     return s->props.msix_vectors - 1;
 }

@@ -901,6 +901,7 @@ static void rdma_sim_class_init(ObjectClass *klass, void *data)
         "seed of the fault generator: the same seed gives the same faults "
         "(0: a fixed default)");
     rdma_sim_class_add_props(klass);
+    rdma_sim_introspect_class_init(klass);
     set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
 }
 

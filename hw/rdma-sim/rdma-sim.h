@@ -12,6 +12,7 @@
  *   queue.c     rings in guest memory, CQ completions, event queues
  *   qp.c        QP objects and the QP state machine
  *   net.c       the QEMU NIC: Ethernet rings, frame filter and dispatch
+ *   introspect.c  the objects and counters as QOM properties (qom-get)
  *
  * Everything runs in the main loop with the BQL held (MMIO handlers, bottom
  * halves, timers and NIC receive callbacks), so no extra locking is needed.
@@ -350,6 +351,7 @@ MemTxResult rdma_sim_dma_write(RdmaSimState *s, dma_addr_t addr,
 void rdma_sim_admin_init(RdmaSimState *s);
 void rdma_sim_admin_kick(RdmaSimState *s);
 const char *rdma_sim_cmd_name(unsigned opcode);
+uint32_t rdma_sim_num_eqs(RdmaSimState *s);
 
 /* mr.c */
 enum rsim_status rdma_sim_pl_check(RdmaSimState *s, const RdmaSimPageList *pl,
@@ -438,6 +440,9 @@ const char *rdma_sim_qp_state_name(unsigned state);
 uint32_t rdma_sim_wc_opcode(uint32_t wr_opcode);
 enum rsim_status rdma_sim_av_check(RdmaSimState *s, const struct rsim_av *av,
                                    const char **why);
+
+/* introspect.c */
+void rdma_sim_introspect_class_init(ObjectClass *klass);
 
 /* net.c */
 void rdma_sim_net_init(RdmaSimState *s, Error **errp);

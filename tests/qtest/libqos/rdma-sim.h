@@ -22,11 +22,13 @@
 #define LIBQOS_RDMA_SIM_H
 
 #include "qemu/bswap.h"
-/* QDict (qtest_qmp() answers): include/qapi/qmp/ before QEMU 10.0 */
+/* QDict, QList (qtest_qmp() answers): include/qapi/qmp/ before QEMU 10.0 */
 #if QEMU_VERSION_MAJOR >= 10
 #include "qobject/qdict.h"
+#include "qobject/qlist.h"
 #else
 #include "qapi/qmp/qdict.h"
+#include "qapi/qmp/qlist.h"
 #endif
 #include "libqtest.h"
 #include "libqos/libqos-pc.h"
