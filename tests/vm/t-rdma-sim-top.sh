@@ -1,0 +1,74 @@
+#!/bin/bash
+# VM test: scripts/rdma-sim-top reads a running guest's rdma-sim device
+# through QEMU's QMP socket (qom-get of the device's objects and counters).
+# While an RC ping-pong runs through the device's loopback in the guest
+# (tests/vm/guest/rdma-sim-top.sh), the host takes a view and the JSON:
+# the device shows the two RC QPs the driver shows in `rdma resource show
+# qp`, in RTS and connected to each other, the MRs of `rdma resource show
+# mr` by their keys, and counters that moved.
+set -euo pipefail
+# shellcheck source=tests/vm/test-lib.sh
+. "$(dirname "$0")/test-lib.sh"
+vmtest_init t-rdma-sim-top
+qmp=$VMTEST_RUNS/qmp.sock
+top=$PWD/scripts/rdma-sim-top
+
+# serve_snapshot: called while the guest runs; when the guest asks
+# (results/request-snapshot), saves rdma-sim-top's view and JSON there.
+# shellcheck disable=SC2317  # called through VMTEST_POLL
+serve_snapshot() {
+    local res
+    res=$(echo "$VMTEST_RUNS"/*/g0/results)
+    [[ -e $res/request-snapshot && ! -e $res/ack-snapshot ]] || return 0
+    "$top" --once "$qmp" >"$res/rdma-sim-top.txt" 2>&1 ||
+        vmtest_fail "rdma-sim-top --once failed: $(cat "$res/rdma-sim-top.txt")"
+    "$top" --json "$qmp" >"$res/rdma-sim-top.json" 2>&1 ||
+        vmtest_fail "rdma-sim-top --json failed: $(cat "$res/rdma-sim-top.json")"
+    touch "$res/ack-snapshot"
+}
+
+VMTEST_POLL=serve_snapshot vmtest_usernet 52:54:00:5e:07:01 \
+    -q -qmp -q "unix:$qmp,server=on,wait=off" -s tests/vm/guest/rdma-sim-top.sh
+vmtest_show rdma-sim-top.txt "scripts/rdma-sim-top --once during the ping-pong"
+if ((VMTEST_RC == 0)); then
+    python3 - "${VMTEST_RESULTS[0]}" <<'PY' || VMTEST_RC=1
+import json, re, sys
+res = sys.argv[1]
+fail = []
+devs = json.load(open(f"{res}/rdma-sim-top.json"))
+if len(devs) != 1:
+    sys.exit(f"FAIL: rdma-sim-top found {len(devs)} devices, not 1: {list(devs)}")
+dev = next(iter(devs.values()))
+# the driver's RC QPs in RTS: QPN -> remote QPN
+guest_qps = {}
+for line in open(f"{res}/rdma-resource-qp.txt"):
+    m = re.search(r"lqpn (\d+) rqpn (\d+) type RC state RTS", line)
+    if m:
+        guest_qps[int(m.group(1))] = int(m.group(2))
+rc = {q["qpn"]: q["dest-qpn"] for q in dev["qps"]
+      if q["type"] == "RC" and q["state"] == "RTS"}
+print(f"RC QPs in RTS (QPN: remote QPN): driver's {guest_qps}, device's {rc}")
+if rc != guest_qps or len(rc) != 2:
+    fail.append("the device's RC QPs in RTS are not the driver's two")
+elif sorted(rc) != sorted(rc.values()):
+    fail.append("the two RC QPs are not connected to each other")
+keys = {m["key"] for m in dev["mrs"] if m["valid"]}
+guest_keys = {int(k, 16) for k in re.findall(r"lkey (0x[0-9a-f]+)",
+                                              open(f"{res}/rdma-resource-mr.txt").read())}
+print(f"driver's MR lkeys: {sorted(map(hex, guest_keys))}; device's valid keys: "
+      f"{len(keys)}")
+if not guest_keys or not guest_keys <= keys:
+    fail.append("the driver's MR keys are not all valid MRs of the device")
+c = dev["counters"]
+for name in ("loopback_packets", "completions", "tx_roce_packets"):
+    if c[name] <= 0:
+        fail.append(f"counter {name} is {c[name]} during the ping-pong")
+text = open(f"{res}/rdma-sim-top.txt").read()
+if "link ACTIVE, driver ready" not in text or not re.search(r"^QPs: [2-9]", text, re.M):
+    fail.append("rdma-sim-top's view lacks the active link or the QPs")
+for f in fail:
+    print("FAIL:", f)
+sys.exit(1 if fail else 0)
+PY
+fi
+vmtest_done "$VMTEST_RC"
