@@ -89,12 +89,19 @@ pass() {
     record "PASS $1"
 }
 skip() { skipped=$((skipped + 1)); record "SKIP $1${2:+ ($2)}"; }
+# The failures again, each with the first lines of its log that say why:
+# printed at the end, where a reader of only the output's tail sees them.
+FAILURES=$LOGS/check-failures.txt
+: > "$FAILURES"
 # fail NAME [REASON [LOGFILE]]
 fail() {
     failed=$((failed + 1))
     record "FAIL $1${2:+ ($2)}"
+    echo "FAIL $1${2:+ ($2)}" >> "$FAILURES"
     if [ -n "${3:-}" ] && [ -f "$3" ]; then
         { echo "  | --- last lines of $3:"; tail -n 30 "$3" | sed 's/^/  | /'; } >&2
+        grep -m 8 -E 'FAIL|ERROR|TIMEOUT|STOPPED|[Aa]ssertion|timed out|blocked for more than|BUG:|Oops|[Ss]anitizer' "$3" |
+            cut -c1-300 | sed 's/^/    /' >> "$FAILURES" || true
     fi
 }
 # A suite that cannot run at all counts as one failure.
@@ -369,5 +376,9 @@ for s in "${run[@]}"; do
 done
 
 [ $skipped -eq 0 ] || echo "($skipped skipped)" >&2
+if [ -s "$FAILURES" ]; then
+    { echo "--- the failures, with the first lines of their logs that say why (logs: $LOGS):"
+      cat "$FAILURES"; } >&2
+fi
 record "$passed passed, $failed failed"
 [ $failed -eq 0 ]
