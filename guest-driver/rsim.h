@@ -11,6 +11,7 @@
  *   rsim_mr.c       memory registration
  *   rsim_netdev.c   the port's Ethernet net_device
  *   rsim_debugfs.c  debugfs diagnostics
+ *   rsim_restrack.c the driver's attributes in `rdma resource show -d`
  *
  * The hardware itself is described by <rdma-sim/rdma_sim_hw.h> and
  * docs/datasheet.md.
@@ -608,5 +609,10 @@ void rsim_debugfs_init(void);
 void rsim_debugfs_cleanup(void);
 void rsim_debugfs_add(struct rsim_dev *dev);
 void rsim_debugfs_remove(struct rsim_dev *dev);
+
+/* rsim_restrack.c */
+int rsim_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
+int rsim_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
+int rsim_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
 
 #endif /* _RSIM_H_ */

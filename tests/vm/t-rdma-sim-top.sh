@@ -5,7 +5,9 @@
 # (tests/vm/guest/rdma-sim-top.sh), the host takes a view and the JSON:
 # the device shows the two RC QPs the driver shows in `rdma resource show
 # qp`, in RTS and connected to each other, the MRs of `rdma resource show
-# mr` by their keys, and counters that moved.
+# mr` by their keys, and counters that moved; the ring depths and element
+# sizes the driver shows for each QP and CQ (rdma -dd, rsim_restrack.c) and
+# each MR's kind and page-list level are the device's.
 set -euo pipefail
 # shellcheck source=tests/vm/test-lib.sh
 . "$(dirname "$0")/test-lib.sh"
@@ -30,6 +32,9 @@ serve_snapshot() {
 VMTEST_POLL=serve_snapshot vmtest_usernet 52:54:00:5e:07:01 \
     -q -qmp -q "unix:$qmp,server=on,wait=off" -s tests/vm/guest/rdma-sim-top.sh
 vmtest_show rdma-sim-top.txt "scripts/rdma-sim-top --once during the ping-pong"
+vmtest_show rdma-resource-qp.txt "rdma -dd resource show qp in the guest"
+vmtest_show rdma-resource-cq.txt "rdma -dd resource show cq in the guest"
+vmtest_show rdma-resource-mr.txt "rdma -dd resource show mr in the guest"
 if ((VMTEST_RC == 0)); then
     python3 - "${VMTEST_RESULTS[0]}" <<'PY' || VMTEST_RC=1
 import json, re, sys
@@ -59,6 +64,38 @@ print(f"driver's MR lkeys: {sorted(map(hex, guest_keys))}; device's valid keys: 
       f"{len(keys)}")
 if not guest_keys or not guest_keys <= keys:
     fail.append("the driver's MR keys are not all valid MRs of the device")
+# The driver's attributes (rdma -dd: drv_...) against the device's view
+def drv(path, key):
+    """{object number: {attribute: value}} of rdma -dd's lines, by key"""
+    out = {}
+    for line in open(f"{res}/{path}"):
+        m = re.search(rf"\b{key} (\d+)", line)
+        if m:
+            out[int(m.group(1))] = dict(re.findall(r"drv_(\S+) (\S+)", line))
+    return out
+dqp = drv("rdma-resource-qp.txt", "lqpn")
+for q in dev["qps"]:
+    d = dqp.get(q["qpn"], {})
+    want = {"sq-depth": q["sq"]["depth"], "sq-elem": q["sq"]["elem-size"]}
+    if "rq" in q:
+        want.update({"rq-depth": q["rq"]["depth"], "rq-elem": q["rq"]["elem-size"]})
+    got = {k: int(d[k]) if k in d else None for k in want}
+    if got != want:
+        fail.append(f"QP {q['qpn']}: driver's rings {got}, device's {want}")
+dcq = drv("rdma-resource-cq.txt", "cqn")
+for c in dev["cqs"]:
+    got = dcq.get(c["cqn"], {}).get("ring-depth")
+    if got is None or int(got) != c["ring"]["depth"]:
+        fail.append(f"CQ {c['cqn']}: driver's ring depth {got}, device's {c['ring']['depth']}")
+dmr = {int(k, 16): dict(re.findall(r"drv_(\S+) (\S+)", line)) for line in
+       open(f"{res}/rdma-resource-mr.txt") for k in re.findall(r"lkey (0x[0-9a-f]+)", line)}
+for m in dev["mrs"]:
+    if m["key"] in dmr and (dmr[m["key"]].get("kind") != m["kind"] or
+                            int(dmr[m["key"]].get("level", -1)) != m.get("level")):
+        fail.append(f"MR 0x{m['key']:x}: driver says {dmr[m['key']]}, device {m}")
+print(f"driver attributes compared: {len(dqp)} QPs, {len(dcq)} CQs, {len(dmr)} MRs")
+if len(dqp) < 3 or len(dcq) < 3 or len(dmr) < 2:
+    fail.append("rdma -dd showed fewer objects with driver attributes than expected")
 c = dev["counters"]
 for name in ("loopback_packets", "completions", "tx_roce_packets"):
     if c[name] <= 0:

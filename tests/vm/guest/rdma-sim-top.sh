@@ -21,8 +21,10 @@ client=$!
 rc_rts() { [[ $(rdma resource show qp link rsim0/1 | grep -c 'type RC state RTS') == 2 ]]; }
 gt_retry 30 rc_rts ||
     gt_fail "no two RC QPs in RTS: $(rdma resource show qp | tr '\n' ';'); server: $(cat /tmp/server.out); client: $(cat /tmp/client.out)"
-rdma resource show qp link rsim0/1 | gt_save rdma-resource-qp.txt
-rdma resource show mr | gt_save rdma-resource-mr.txt
+# -dd: with the driver's attributes (rsim_restrack.c)
+rdma -dd resource show qp link rsim0/1 | gt_save rdma-resource-qp.txt
+rdma -dd resource show cq dev rsim0 | gt_save rdma-resource-cq.txt
+rdma -dd resource show mr dev rsim0 | gt_save rdma-resource-mr.txt
 
 # The host reads the device while the ping-pong runs.
 touch "$RSIM_RESULTS/request-snapshot"
