@@ -331,7 +331,12 @@ if [[ ${NVME_UNLOAD:-0} == 1 ]]; then
     t0=$SECONDS
     gt_retry 120 ctrl_down || gt_fail "$CTRL still live 120s after the target unloaded its driver"
     gt_log "$CTRL is $(cat "/sys/class/nvme/$CTRL/state") $((SECONDS - t0))s after the target's unload"
-    gt_unload 120
+    # rmmod waits for nvme-rdma to delete the controller, which waits for
+    # a reconnection in progress.  Its connection request goes to a port
+    # that no longer answers (the target unloaded its driver): rdma_cm
+    # retries it 15 times, each after a timeout of several seconds, before
+    # it gives up (103 s seen).  Past 240 s it is a hang.
+    gt_unload 240
     t0=$SECONDS
     while kill -0 "$fio_pid" 2>/dev/null && ((SECONDS - t0 < 120)); do sleep 0.5; done
     kill -0 "$fio_pid" 2>/dev/null && gt_fail "fio still running 120s after rmmod rdma_sim"
