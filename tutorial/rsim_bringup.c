@@ -27,7 +27,7 @@ module_param(exercise, charp, 0444);
 MODULE_PARM_DESC(exercise, "exercise to run after the bring-up: read, write_imm");
 static char *mistake = "";
 module_param(mistake, charp, 0444);
-MODULE_PARM_DESC(mistake, "make a learner's mistake on purpose (docs/bring-up.md)");
+MODULE_PARM_DESC(mistake, "a learner's mistake, on purpose: aq_depth, cq_page_shift, rtr_no_av, psn_mismatch, post_before_rts, bad_lkey");
 
 #define RB_NONE		U32_MAX	/* no object: every handle starts so */
 #define RB_AQ_DEPTH	16	/* admin queue and its completion queue */
@@ -209,6 +209,8 @@ static irqreturn_t rb_async_irq(int irq, void *data)
 	struct rsim_eqe *e;
 	u32 dw0;
 
+	if (!t->aeq.va)		/* not ours: the AEQ does not exist yet */
+		return IRQ_NONE;
 	for (;;) {
 		e = t->aeq.va + t->aeq_head * RSIM_EQ_ENTRY_SIZE;
 		dw0 = le32_to_cpu(READ_ONCE(e->dw0));
@@ -233,6 +235,8 @@ static irqreturn_t rb_eq_irq(int irq, void *data)
 	struct rsim_eqe *e;
 	u32 dw0;
 
+	if (!t->eq.va)
+		return IRQ_NONE;
 	for (;;) {
 		e = t->eq.va + t->eq_head * RSIM_EQ_ENTRY_SIZE;
 		dw0 = le32_to_cpu(READ_ONCE(e->dw0));
