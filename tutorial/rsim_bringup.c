@@ -67,6 +67,7 @@ struct rb_dev {
 	u32 gid_added, eqn, pdn, cqn, qpn, lkey, rkey;
 	u32 cq_cons, sq_prod, rq_prod;
 	int nr_irqs;
+	bool regions;		/* BARs claimed */
 	unsigned int cq_events;
 	struct completion cq_event;
 };
@@ -552,6 +553,7 @@ static int rb_step_pci(struct rb_dev *t)
 	err = pci_request_regions(pdev, KBUILD_MODNAME);
 	if (err)
 		return err;
+	t->regions = true;
 	pci_set_master(pdev);	/* the device reads and writes our queues */
 	err = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
 	if (err)
@@ -848,8 +850,10 @@ static void rb_teardown(struct rb_dev *t)
 		pci_iounmap(pdev, t->db);
 	if (t->regs)
 		pci_iounmap(pdev, t->regs);
-	pci_release_regions(pdev);
-	pci_disable_device(pdev);
+	if (t->regions)
+		pci_release_regions(pdev);
+	if (pci_is_enabled(pdev))
+		pci_disable_device(pdev);
 	kfree(t);
 }
 
