@@ -231,6 +231,8 @@ clean:
 	rm -rf $(BUILD)/qemu-build $(BUILD)/qemu-fuzz $(BUILD)/qemu-cov $(QEMU_NEXT_BUILD) $(LOGS)
 	$(MAKE) -C $(REPO)/guest-driver clean
 	$(MAKE) -C $(GUEST_TESTS) clean
+	$(MAKE) -C $(REPO)/tutorial clean
+	rm -rf $(BUILD)/tutorial
 
 # Also removes the downloaded QEMU source (hooks in a QEMU_SRC tree stay).
 distclean:
