@@ -203,28 +203,35 @@ static void rb_destroy(struct rb_dev *t, const char *name, u8 opcode, u32 *handl
 	*handle = RB_NONE;
 }
 
+/*
+ * The next entry of an event queue (the AEQ and EQs share the format), or
+ * NULL.  An entry is new when its phase bit is the one this pass expects.
+ */
+static struct rsim_eqe *rb_next_eqe(struct rb_buf *q, u32 *head, u8 *phase, u32 depth)
+{
+	struct rsim_eqe *e = q->va + *head * RSIM_EQ_ENTRY_SIZE;
+
+	if (RB_GET(R_RSIM_EQE_HDR_PHASE_MASK, le32_to_cpu(READ_ONCE(e->dw0))) != *phase)
+		return NULL;
+	dma_rmb();	/* dword 0 is written last: the rest is valid now */
+	*head = (*head + 1) % depth;
+	if (!*head)
+		*phase ^= 1;	/* the phase flips on every wrap */
+	return e;
+}
+
 /* Vector 0: async events (the admin queue is polled, its cause masked). */
 static irqreturn_t rb_async_irq(int irq, void *data)
 {
 	struct rb_dev *t = data;
 	struct rsim_eqe *e;
-	u32 dw0;
 
 	if (!t->aeq.va)		/* not ours: the AEQ does not exist yet */
 		return IRQ_NONE;
-	for (;;) {
-		e = t->aeq.va + t->aeq_head * RSIM_EQ_ENTRY_SIZE;
-		dw0 = le32_to_cpu(READ_ONCE(e->dw0));
-		if (RB_GET(R_RSIM_EQE_HDR_PHASE_MASK, dw0) != t->aeq_phase)
-			break;
-		dma_rmb();
+	while ((e = rb_next_eqe(&t->aeq, &t->aeq_head, &t->aeq_phase, RB_AEQ_DEPTH)))
 		dev_info(&t->pdev->dev, "async event type 0x%02x object %u (vector 0)\n",
-			 RB_GET(R_RSIM_EQE_HDR_TYPE_MASK, dw0),
+			 RB_GET(R_RSIM_EQE_HDR_TYPE_MASK, le32_to_cpu(e->dw0)),
 			 le32_to_cpu(e->object));
-		t->aeq_head = (t->aeq_head + 1) % RB_AEQ_DEPTH;
-		if (!t->aeq_head)
-			t->aeq_phase ^= 1;
-	}
 	writel(t->aeq_head, t->regs + A_RSIM_AEQ_HEAD);
 	return IRQ_HANDLED;
 }
@@ -234,24 +241,15 @@ static irqreturn_t rb_eq_irq(int irq, void *data)
 {
 	struct rb_dev *t = data;
 	struct rsim_eqe *e;
-	u32 dw0;
 
 	if (!t->eq.va)
 		return IRQ_NONE;
-	for (;;) {
-		e = t->eq.va + t->eq_head * RSIM_EQ_ENTRY_SIZE;
-		dw0 = le32_to_cpu(READ_ONCE(e->dw0));
-		if (RB_GET(R_RSIM_EQE_HDR_PHASE_MASK, dw0) != t->eq_phase)
-			break;
-		dma_rmb();
-		if (RB_GET(R_RSIM_EQE_HDR_TYPE_MASK, dw0) == RSIM_EV_COMPLETION &&
+	while ((e = rb_next_eqe(&t->eq, &t->eq_head, &t->eq_phase, RB_EQ_DEPTH))) {
+		if (RB_GET(R_RSIM_EQE_HDR_TYPE_MASK, le32_to_cpu(e->dw0)) == RSIM_EV_COMPLETION &&
 		    le32_to_cpu(e->object) == t->cqn) {
 			t->cq_events++;
 			complete(&t->cq_event);
 		}
-		t->eq_head = (t->eq_head + 1) % RB_EQ_DEPTH;
-		if (!t->eq_head)
-			t->eq_phase ^= 1;
 	}
 	/* Report progress without ARM: the waiter re-arms when it sleeps. */
 	writel(FIELD_PREP(R_RSIM_EQ_DB_CONS_MASK, t->eq_head) |
