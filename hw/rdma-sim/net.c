@@ -273,6 +273,11 @@ static NetClientInfo rdma_sim_net_info = {
     .can_receive = rdma_sim_can_receive,
     .receive = rdma_sim_receive,
     .link_status_changed = rdma_sim_link_status_changed,
+    /*
+     * The transport sends its frames from bottom halves, a window's worth
+     * at a time: a UDP backend may send them together (patches/qemu/0002).
+     */
+    .burst_tx = true,
 };
 
 void rdma_sim_net_init(RdmaSimState *s, Error **errp)
