@@ -8,13 +8,15 @@
 # sanitizers), llvm-14 (symbolizer, coverage reports): make fuzz, make check.
 # dkms: tests/dkms/check-dkms.sh builds and installs the driver with it in
 # private trees (make -C guest-driver dkms-install uses it for real).
+# qemu-system-x86: Debian's own QEMU, which make bench runs Soft-RoCE on (the
+# baseline a user would pick) and compares our QEMU build's virtio-net with.
 # nvme-cli, fio: tests/vm/t-nvme-rdma.sh (NVMe over RDMA between two guests:
 # nvme connect on the host, fio with data verification).
 DEPS_PACKAGES := \
 	gcc libc6-dev make pkg-config python3 python3-venv ninja-build meson flex bison \
 	zlib1g-dev libglib2.0-dev libpixman-1-dev libfdt-dev libslirp-dev libcap-ng-dev libattr1-dev \
 	dpkg-dev patch \
-	seabios ipxe-qemu qemu-system-data \
+	seabios ipxe-qemu qemu-system-data qemu-system-x86 \
 	cpio busybox-static kmod zstd xz-utils \
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev \
 	perftest rdmacm-utils iproute2 python3-pyverbs \

@@ -6,6 +6,11 @@
 # ceiling for any VM-to-VM link here).  Prints a table with the ratios and
 # writes it to build/bench/bench-DATE.md (and bench-latest.md).
 #
+# Soft-RoCE runs where a user would run it: on Debian's own QEMU package
+# (qemu-system-x86, BENCH_DEBIAN_QEMU), not on our build.  Soft-RoCE also
+# runs on our build, in the same run: that A/B shows whether our QEMU's
+# changes outside the device (patches/qemu) make virtio-net faster or slower.
+#
 # Each pair runs BENCH_RUNS times (default 3), rdma-sim and Soft-RoCE in
 # turn: two cores shared by four busy threads make single runs vary by a
 # third or more, so the table gives the median and the range of the runs.
@@ -29,6 +34,9 @@ lat=${LAT_ITERS:-2000}
 mtus=${BENCH_MTUS:-1500 9000}
 runs=${BENCH_RUNS:-3}
 parts=" ${BENCH_PARTS:-perftest nvme} "
+debian_qemu=${BENCH_DEBIAN_QEMU:-/usr/bin/qemu-system-x86_64}
+[[ -x $debian_qemu ]] ||
+    vmtest_fail "$debian_qemu not found: Soft-RoCE runs on Debian's QEMU; install qemu-system-x86 (make deps) or set BENCH_DEBIAN_QEMU"
 [[ $parts == *" perftest "* ]] || mtus=''
 [[ $runs =~ ^[1-9][0-9]*$ ]] || vmtest_fail "BENCH_RUNS must be a positive number of runs, not '$runs'"
 cmds="ib_write_bw -s 65536 -n $iters
@@ -73,6 +81,23 @@ ratio() {
         else printf "%.2f of the latency", b / a }'
 }
 
+# table A B NAME-A NAME-B NAME-RATIO: the perftest rows of pairs A and B
+# (res keys, e.g. rxe-deb1500), B against A.
+table() {
+    local a b ra rb i
+    echo "| test | $3 | $4 | $5 |"
+    echo "|---|---|---|---|"
+    for ((i = 1; i <= ntests; i++)); do
+        a=$(median "${res[$1,$i]}") b=$(median "${res[$2,$i]}")
+        ra=$(spread "${res[$1,$i]}") rb=$(spread "${res[$2,$i]}")
+        if [[ ${names[i - 1]} == *_bw* ]]; then
+            echo "| ${names[i - 1]} | $a$ra MB/s | $b$rb MB/s | $(ratio "$a" "$b" 'the bandwidth') |"
+        else
+            echo "| ${names[i - 1]}: typical; average | $a$ra us; $(median "${res[$1,avg$i]}") us | $b$rb us; $(median "${res[$2,avg$i]}") us | $(ratio "$a" "$b") |"
+        fi
+    done
+}
+
 # The runs' values of a cell, one per line, in numeric order.
 sorted_values() {
     tr ' ' '\n' <<<"$1" | awk 'NF' | sort -g
@@ -95,13 +120,19 @@ spread() {
              END { if (!bad && NR) printf " (%s-%s)", lo, hi }'
 }
 
+# A pair's stack and QEMU: rxe-deb, Soft-RoCE on Debian's QEMU; rxe,
+# Soft-RoCE on our build; rsim, rdma-sim (our build).  stack_qemu KEY
+# prints the QEMU binary (empty: the harness's default, our build).
+stack_nic() { echo "${1%-deb}"; }
+stack_qemu() { [[ $1 != *-deb ]] || echo "$debian_qemu"; }
+
 for ((run = 1; run <= runs; run++)); do
     for mtu in $mtus; do
-        for stack in rxe rsim; do
+        for stack in rxe-deb rxe rsim; do
             echo "bench: run $run of $runs: $stack pair, Ethernet MTU $mtu ..."
             start=$SECONDS
-            vmtest_pair "$stack" "$stack" -t 1200 -s tests/vm/guest/pair-cmds.sh \
-                -e GT_ETH_MTU="$mtu" -e PAIR_CMDS="$cmds"
+            QEMU=$(stack_qemu "$stack") vmtest_pair "$(stack_nic "$stack")" "$(stack_nic "$stack")" \
+                -t 1200 -s tests/vm/guest/pair-cmds.sh -e GT_ETH_MTU="$mtu" -e PAIR_CMDS="$cmds"
             ((VMTEST_RC == 0)) || vmtest_fail "the $stack pair (MTU $mtu) failed (logs: $VMTEST_RUN)"
             collect "$stack$mtu" "${VMTEST_RESULTS[1]}"
             res[$stack$mtu,pmtu]=$(sed -n 's/^ *Mtu *: *\([0-9]*\).*/\1/p' "${VMTEST_RESULTS[1]}/out-1.txt" | head -n1)
@@ -110,9 +141,10 @@ for ((run = 1; run <= runs; run++)); do
         done
     done
     [[ $parts == *" nvme "* ]] || continue
-    for stack in rxe rsim; do
+    for stack in rxe-deb rsim; do
         echo "bench: run $run of $runs: $stack pair, NVMe over RDMA ..."
-        VM_SMP=2 vmtest_pair "$stack" "$stack" -t 600 -s tests/vm/guest/nvme-rdma.sh \
+        QEMU=$(stack_qemu "$stack") VM_SMP=2 vmtest_pair "$(stack_nic "$stack")" "$(stack_nic "$stack")" \
+            -t 600 -s tests/vm/guest/nvme-rdma.sh \
             -e NVME_BENCH=1 -e "NVME_BENCH_SECONDS=${NVME_BENCH_SECONDS:-20}"
         ((VMTEST_RC == 0)) || vmtest_fail "the $stack NVMe pair failed (logs: $VMTEST_RUN)"
         # IOPS at QD 32, p50 and p99 at QD 1 (us), MB/s of the 1 MiB reads
@@ -152,28 +184,23 @@ out=build/bench/bench-$(date +%Y%m%d-%H%M%S).md
     echo
     echo "Pairs of TCG guests (1 vCPU, 1 GiB each) on $(nproc) host cores, Debian $(tests/vm/vm abi)"
     echo "kernel, host UDP link (-netdev socket,udp=), stock perftest; figures from the client."
-    echo "Soft-RoCE = rdma_rxe over virtio-net in the guest; rdma-sim = this device and driver."
+    echo "Soft-RoCE = rdma_rxe over virtio-net in the guest, on Debian's QEMU package ($("$debian_qemu" --version | head -n1 | sed 's/QEMU emulator version //'));"
+    echo "rdma-sim = this device and driver, on our QEMU build (with patches/qemu)."
     if ((runs > 1)); then
         echo "Each pair ran $runs times: medians, with the range of the runs in brackets;"
         echo "the ratio is of the medians."
     fi
     echo
     for mtu in $mtus; do
-        echo "## Ethernet MTU $mtu (RoCE path MTU: Soft-RoCE ${res[rxe$mtu,pmtu]:-?}, rdma-sim ${res[rsim$mtu,pmtu]:-?})"
+        echo "## Ethernet MTU $mtu (RoCE path MTU: Soft-RoCE ${res[rxe-deb$mtu,pmtu]:-?}, rdma-sim ${res[rsim$mtu,pmtu]:-?})"
         echo
-        echo "| test | Soft-RoCE | rdma-sim | rdma-sim vs Soft-RoCE |"
-        echo "|---|---|---|---|"
-        for ((i = 1; i <= ntests; i++)); do
-            a=$(median "${res[rxe$mtu,$i]}") b=$(median "${res[rsim$mtu,$i]}")
-            ra=$(spread "${res[rxe$mtu,$i]}") rb=$(spread "${res[rsim$mtu,$i]}")
-            if [[ ${names[i - 1]} == *_bw* ]]; then
-                echo "| ${names[i - 1]} | $a$ra MB/s | $b$rb MB/s | $(ratio "$a" "$b" 'the bandwidth') |"
-            else
-                echo "| ${names[i - 1]}: typical; average | $a$ra us; $(median "${res[rxe$mtu,avg$i]}") us | $b$rb us; $(median "${res[rsim$mtu,avg$i]}") us | $(ratio "$a" "$b") |"
-            fi
-        done
+        table "rxe-deb$mtu" "rsim$mtu" "Soft-RoCE" "rdma-sim" "rdma-sim vs Soft-RoCE"
         echo
-        echo "Whole run of a pair (boot, setup, all tests, power off), median: Soft-RoCE $(median "${res[rxe$mtu,wall]}") s, rdma-sim $(median "${res[rsim$mtu,wall]}") s."
+        echo "Whole run of a pair (boot, setup, all tests, power off), median: Soft-RoCE $(median "${res[rxe-deb$mtu,wall]}") s, rdma-sim $(median "${res[rsim$mtu,wall]}") s."
+        echo
+        echo "### virtio-net on our QEMU build against Debian's QEMU (Soft-RoCE both times, same run)"
+        echo
+        table "rxe-deb$mtu" "rxe$mtu" "Debian's QEMU" "our QEMU" "ours vs Debian's"
         echo
     done
     if [[ $parts == *" nvme "* ]]; then
@@ -184,8 +211,8 @@ out=build/bench/bench-$(date +%Y%m%d-%H%M%S).md
         for row in "iops:4 KiB random read, QD 32:IOPS:the IOPS" "p50:4 KiB random read, QD 1, latency p50:us:" \
             "p99:4 KiB random read, QD 1, latency p99:us:" "bw:1 MiB sequential read, QD 16:MB/s:the bandwidth"; do
             IFS=: read -r key name unit what <<<"$row"
-            a=$(median "${res[nvmerxe,$key]}") b=$(median "${res[nvmersim,$key]}")
-            ra=$(spread "${res[nvmerxe,$key]}") rb=$(spread "${res[nvmersim,$key]}")
+            a=$(median "${res[nvmerxe-deb,$key]}") b=$(median "${res[nvmersim,$key]}")
+            ra=$(spread "${res[nvmerxe-deb,$key]}") rb=$(spread "${res[nvmersim,$key]}")
             echo "| $name | $a$ra $unit | $b$rb $unit | $(ratio "$a" "$b" "$what") |"
         done
         echo
