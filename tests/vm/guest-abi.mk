@@ -1,0 +1,17 @@
+# GUEST_ABI and KDIR of a kernel module built for the VM tests' guest
+# kernel: included by guest-driver/, tests/vm/progs/ and tutorial/'s
+# Makefiles, after they set REPO.
+#
+# GUEST_ABI: the ABI the VM tests boot (tests/vm/vm abi: GUEST_ABI from the
+# environment, or the one linux-image-amd64 depends on in apt's lists); a
+# series given on the command line or in the environment (GUEST_ABI=6.12)
+# becomes the newest ABI of it.  KDIR: that kernel's build tree, unless set.
+GUEST_ABI ?= $(shell $(REPO)/tests/vm/vm abi 2>/dev/null || \
+	       apt-cache depends linux-image-amd64 2>/dev/null | \
+	       awk '/Depends: linux-image-[0-9]/ { sub("linux-image-", "", $$2); print $$2; exit }')
+ifneq ($(filter command line environment,$(origin GUEST_ABI)),)
+ifneq ($(shell echo '$(GUEST_ABI)' | grep -Ex '[0-9]+\.[0-9]+'),)
+override GUEST_ABI := $(shell GUEST_ABI='$(GUEST_ABI)' $(REPO)/tests/vm/vm abi)
+endif
+endif
+KDIR ?= /lib/modules/$(GUEST_ABI)/build
