@@ -172,26 +172,37 @@ static void rdma_sim_get_counters(Object *obj, Visitor *v, const char *name,
     rdma_sim_v_end_struct(v, errp);
 }
 
-static void rdma_sim_get_pds(Object *obj, Visitor *v, const char *name,
-                             void *opaque, Error **errp)
-{
-    RdmaSimState *s = RDMA_SIM(obj);
+/*
+ * A list property: table slots 0 .. n - 1, each visited by one(), which
+ * skips an empty slot (returning true) and fails only if the visitor does.
+ */
+typedef bool RdmaSimVisitSlot(Visitor *v, RdmaSimState *s, uint32_t i,
+                              Error **errp);
 
+static void rdma_sim_v_list(Visitor *v, const char *name, RdmaSimState *s,
+                            uint32_t n, RdmaSimVisitSlot *one, Error **errp)
+{
     if (!visit_start_list(v, name, NULL, 0, errp)) {
         return;
     }
-    for (uint32_t pdn = 0; pdn < s->props.max_pd; pdn++) {
-        if (!s->pds[pdn].valid) {
-            continue;
-        }
-        if (!visit_start_struct(v, NULL, NULL, 0, errp) ||
-            !rdma_sim_v_u32(v, "pdn", pdn, errp) ||
-            !rdma_sim_v_u32(v, "refs", s->pds[pdn].refs, errp) ||
-            !rdma_sim_v_end_struct(v, errp)) {
+    for (uint32_t i = 0; i < n; i++) {
+        if (!one(v, s, i, errp)) {
             return;
         }
     }
     rdma_sim_v_end_list(v, errp);
+}
+
+static bool rdma_sim_v_pd(Visitor *v, RdmaSimState *s, uint32_t pdn,
+                          Error **errp)
+{
+    if (!s->pds[pdn].valid) {
+        return true;
+    }
+    return visit_start_struct(v, NULL, NULL, 0, errp) &&
+           rdma_sim_v_u32(v, "pdn", pdn, errp) &&
+           rdma_sim_v_u32(v, "refs", s->pds[pdn].refs, errp) &&
+           rdma_sim_v_end_struct(v, errp);
 }
 
 /* The requester's and responder's progress: what is outstanding */
@@ -220,203 +231,171 @@ static bool rdma_sim_v_xport(Visitor *v, const RdmaSimQp *qp, Error **errp)
            rdma_sim_v_u32(v, "read-responses-queued", x->rd_count, errp);
 }
 
-static bool rdma_sim_v_qp(Visitor *v, const RdmaSimQp *qp, Error **errp)
+static bool rdma_sim_v_qp(Visitor *v, RdmaSimState *s, uint32_t qpn,
+                          Error **errp)
 {
-    bool srq = qp->srqn != RSIM_NO_SRQ;
+    const RdmaSimQp *qp = s->qps[qpn];
+    bool srq;
 
-    if (!visit_start_struct(v, NULL, NULL, 0, errp) ||
-        !rdma_sim_v_u32(v, "qpn", qp->qpn, errp) ||
-        !rdma_sim_v_str(v, "type", rdma_sim_qp_type_name(qp->type), errp) ||
-        !rdma_sim_v_str(v, "state", rdma_sim_qp_state_name(qp->state),
-                        errp) ||
-        !rdma_sim_v_u32(v, "pdn", qp->pdn, errp) ||
-        !rdma_sim_v_u32(v, "send-cqn", qp->send_cqn, errp) ||
-        !rdma_sim_v_u32(v, "recv-cqn", qp->recv_cqn, errp) ||
-        (srq && !rdma_sim_v_u32(v, "srqn", qp->srqn, errp)) ||
-        !rdma_sim_v_u32(v, "dest-qpn", qp->dest_qpn, errp) ||
-        !rdma_sim_v_u32(v, "sq-psn", qp->sq_psn, errp) ||
-        !rdma_sim_v_u32(v, "rq-psn", qp->rq_psn, errp) ||
-        !rdma_sim_v_u32(v, "qkey", qp->qkey, errp) ||
-        !rdma_sim_v_u32(v, "timeout", qp->timeout, errp) ||
-        !rdma_sim_v_u32(v, "retry-cnt", qp->retry_cnt, errp) ||
-        !rdma_sim_v_u32(v, "rnr-retry", qp->rnr_retry, errp) ||
-        !rdma_sim_v_ring(v, "sq", &qp->sq, qp->sq_cons, errp) ||
-        (!srq && !rdma_sim_v_ring(v, "rq", &qp->rq, qp->rq_cons, errp)) ||
-        !rdma_sim_v_xport(v, qp, errp)) {
-        return false;
+    if (!qp) {
+        return true;
     }
-    return rdma_sim_v_end_struct(v, errp);
+    srq = qp->srqn != RSIM_NO_SRQ;
+    return visit_start_struct(v, NULL, NULL, 0, errp) &&
+           rdma_sim_v_u32(v, "qpn", qp->qpn, errp) &&
+           rdma_sim_v_str(v, "type", rdma_sim_qp_type_name(qp->type), errp) &&
+           rdma_sim_v_str(v, "state", rdma_sim_qp_state_name(qp->state),
+                          errp) &&
+           rdma_sim_v_u32(v, "pdn", qp->pdn, errp) &&
+           rdma_sim_v_u32(v, "send-cqn", qp->send_cqn, errp) &&
+           rdma_sim_v_u32(v, "recv-cqn", qp->recv_cqn, errp) &&
+           (!srq || rdma_sim_v_u32(v, "srqn", qp->srqn, errp)) &&
+           rdma_sim_v_u32(v, "dest-qpn", qp->dest_qpn, errp) &&
+           rdma_sim_v_u32(v, "sq-psn", qp->sq_psn, errp) &&
+           rdma_sim_v_u32(v, "rq-psn", qp->rq_psn, errp) &&
+           rdma_sim_v_u32(v, "qkey", qp->qkey, errp) &&
+           rdma_sim_v_u32(v, "timeout", qp->timeout, errp) &&
+           rdma_sim_v_u32(v, "retry-cnt", qp->retry_cnt, errp) &&
+           rdma_sim_v_u32(v, "rnr-retry", qp->rnr_retry, errp) &&
+           rdma_sim_v_ring(v, "sq", &qp->sq, qp->sq_cons, errp) &&
+           (srq || rdma_sim_v_ring(v, "rq", &qp->rq, qp->rq_cons, errp)) &&
+           rdma_sim_v_xport(v, qp, errp) &&
+           rdma_sim_v_end_struct(v, errp);
 }
 
-static void rdma_sim_get_qps(Object *obj, Visitor *v, const char *name,
-                             void *opaque, Error **errp)
+static bool rdma_sim_v_cq(Visitor *v, RdmaSimState *s, uint32_t i,
+                          Error **errp)
 {
-    RdmaSimState *s = RDMA_SIM(obj);
+    const RdmaSimCq *cq = s->cqs[i];
 
-    if (!visit_start_list(v, name, NULL, 0, errp)) {
-        return;
+    if (!cq) {
+        return true;
     }
-    for (uint32_t qpn = 0; qpn < s->props.max_qp; qpn++) {
-        if (s->qps[qpn] && !rdma_sim_v_qp(v, s->qps[qpn], errp)) {
-            return;
-        }
-    }
-    rdma_sim_v_end_list(v, errp);
+    return visit_start_struct(v, NULL, NULL, 0, errp) &&
+           rdma_sim_v_u32(v, "cqn", cq->cqn, errp) &&
+           rdma_sim_v_u32(v, "eqn", cq->eqn, errp) &&
+           rdma_sim_v_u32(v, "refs", cq->refs, errp) &&
+           rdma_sim_v_str(v, "arm", rdma_sim_cq_arm_name(cq->arm), errp) &&
+           rdma_sim_v_bool(v, "overflowed", cq->overflow_reported, errp) &&
+           rdma_sim_v_ring(v, "ring", &cq->ring, cq->prod, errp) &&
+           rdma_sim_v_end_struct(v, errp);
 }
 
-static void rdma_sim_get_cqs(Object *obj, Visitor *v, const char *name,
-                             void *opaque, Error **errp)
+static bool rdma_sim_v_srq(Visitor *v, RdmaSimState *s, uint32_t i,
+                           Error **errp)
 {
-    RdmaSimState *s = RDMA_SIM(obj);
+    const RdmaSimSrq *srq = s->srqs[i];
 
-    if (!visit_start_list(v, name, NULL, 0, errp)) {
-        return;
+    if (!srq) {
+        return true;
     }
-    for (uint32_t i = 0; i < s->props.max_cq; i++) {
-        RdmaSimCq *cq = s->cqs[i];
-
-        if (!cq) {
-            continue;
-        }
-        if (!visit_start_struct(v, NULL, NULL, 0, errp) ||
-            !rdma_sim_v_u32(v, "cqn", cq->cqn, errp) ||
-            !rdma_sim_v_u32(v, "eqn", cq->eqn, errp) ||
-            !rdma_sim_v_u32(v, "refs", cq->refs, errp) ||
-            !rdma_sim_v_str(v, "arm", rdma_sim_cq_arm_name(cq->arm), errp) ||
-            !rdma_sim_v_bool(v, "overflowed", cq->overflow_reported, errp) ||
-            !rdma_sim_v_ring(v, "ring", &cq->ring, cq->prod, errp) ||
-            !rdma_sim_v_end_struct(v, errp)) {
-            return;
-        }
-    }
-    rdma_sim_v_end_list(v, errp);
+    return visit_start_struct(v, NULL, NULL, 0, errp) &&
+           rdma_sim_v_u32(v, "srqn", srq->srqn, errp) &&
+           rdma_sim_v_u32(v, "pdn", srq->pdn, errp) &&
+           rdma_sim_v_u32(v, "refs", srq->refs, errp) &&
+           rdma_sim_v_u32(v, "limit", srq->limit, errp) &&
+           rdma_sim_v_ring(v, "ring", &srq->ring, srq->cons, errp) &&
+           rdma_sim_v_end_struct(v, errp);
 }
 
-static void rdma_sim_get_srqs(Object *obj, Visitor *v, const char *name,
+static bool rdma_sim_v_mr(Visitor *v, RdmaSimState *s, uint32_t index,
+                          Error **errp)
+{
+    const RdmaSimMr *mr = &s->mrs[index];
+    g_autofree char *access = NULL;
+    const char *kind = mr->phys ? "dma" : mr->fast_reg ? "fast_reg" : "user";
+
+    if (mr->state == RSIM_MR_STATE_INVALID) {
+        return true;
+    }
+    access = rdma_sim_access_str(mr->access);
+    return visit_start_struct(v, NULL, NULL, 0, errp) &&
+           rdma_sim_v_u32(v, "index", index, errp) &&
+           rdma_sim_v_u32(v, "key", mr->key, errp) &&
+           rdma_sim_v_str(v, "kind", kind, errp) &&
+           rdma_sim_v_bool(v, "valid", mr->state == RSIM_MR_STATE_VALID,
+                           errp) &&
+           rdma_sim_v_u32(v, "pdn", mr->pdn, errp) &&
+           rdma_sim_v_str(v, "access", access, errp) &&
+           rdma_sim_v_u64(v, "iova", mr->iova, errp) &&
+           rdma_sim_v_u64(v, "length", mr->length, errp) &&
+           /* a DMA MR has no page list */
+           (mr->phys ||
+            (rdma_sim_v_u32(v, "level", mr->pl.level, errp) &&
+             rdma_sim_v_u32(v, "pages", mr->pl.npages, errp) &&
+             rdma_sim_v_u32(v, "page-shift", mr->pl.page_shift, errp))) &&
+           rdma_sim_v_end_struct(v, errp);
+}
+
+static bool rdma_sim_v_eq(Visitor *v, RdmaSimState *s, uint32_t eqn,
+                          Error **errp)
+{
+    const RdmaSimEq *eq;
+
+    /* vector 0 is the admin queues': there is one EQ fewer than vectors */
+    if (eqn >= rdma_sim_num_eqs(s) || !s->eqs[eqn].valid) {
+        return true;
+    }
+    eq = &s->eqs[eqn];
+    return visit_start_struct(v, NULL, NULL, 0, errp) &&
+           rdma_sim_v_u32(v, "eqn", eqn, errp) &&
+           rdma_sim_v_u32(v, "vector", eq->vector, errp) &&
+           rdma_sim_v_u32(v, "depth", eq->depth, errp) &&
+           rdma_sim_v_u32(v, "device-index", eq->tail, errp) &&
+           rdma_sim_v_u32(v, "driver-index", eq->head, errp) &&
+           rdma_sim_v_bool(v, "armed", eq->armed, errp) &&
+           rdma_sim_v_u32(v, "refs", eq->refs, errp) &&
+           rdma_sim_v_end_struct(v, errp);
+}
+
+/* A list property: its slot visitor and the property that sizes the table */
+typedef struct RdmaSimListProp {
+    RdmaSimVisitSlot *one;
+    size_t max_offset;          /* in RdmaSimProps */
+} RdmaSimListProp;
+
+static void rdma_sim_get_list(Object *obj, Visitor *v, const char *name,
                               void *opaque, Error **errp)
 {
     RdmaSimState *s = RDMA_SIM(obj);
+    const RdmaSimListProp *lp = opaque;
+    uint32_t n = *(uint32_t *)((uint8_t *)&s->props + lp->max_offset);
 
-    if (!visit_start_list(v, name, NULL, 0, errp)) {
-        return;
-    }
-    for (uint32_t i = 0; i < s->props.max_srq; i++) {
-        RdmaSimSrq *srq = s->srqs[i];
-
-        if (!srq) {
-            continue;
-        }
-        if (!visit_start_struct(v, NULL, NULL, 0, errp) ||
-            !rdma_sim_v_u32(v, "srqn", srq->srqn, errp) ||
-            !rdma_sim_v_u32(v, "pdn", srq->pdn, errp) ||
-            !rdma_sim_v_u32(v, "refs", srq->refs, errp) ||
-            !rdma_sim_v_u32(v, "limit", srq->limit, errp) ||
-            !rdma_sim_v_ring(v, "ring", &srq->ring, srq->cons, errp) ||
-            !rdma_sim_v_end_struct(v, errp)) {
-            return;
-        }
-    }
-    rdma_sim_v_end_list(v, errp);
+    rdma_sim_v_list(v, name, s, n, lp->one, errp);
 }
 
-static bool rdma_sim_v_mr(Visitor *v, uint32_t index, const RdmaSimMr *mr,
-                          Error **errp)
-{
-    g_autofree char *access = rdma_sim_access_str(mr->access);
-    const char *kind = mr->phys ? "dma" : mr->fast_reg ? "fast_reg" : "user";
-
-    if (!visit_start_struct(v, NULL, NULL, 0, errp) ||
-        !rdma_sim_v_u32(v, "index", index, errp) ||
-        !rdma_sim_v_u32(v, "key", mr->key, errp) ||
-        !rdma_sim_v_str(v, "kind", kind, errp) ||
-        !rdma_sim_v_bool(v, "valid", mr->state == RSIM_MR_STATE_VALID,
-                         errp) ||
-        !rdma_sim_v_u32(v, "pdn", mr->pdn, errp) ||
-        !rdma_sim_v_str(v, "access", access, errp) ||
-        !rdma_sim_v_u64(v, "iova", mr->iova, errp) ||
-        !rdma_sim_v_u64(v, "length", mr->length, errp)) {
-        return false;
-    }
-    if (!mr->phys &&
-        (!rdma_sim_v_u32(v, "level", mr->pl.level, errp) ||
-         !rdma_sim_v_u32(v, "pages", mr->pl.npages, errp) ||
-         !rdma_sim_v_u32(v, "page-shift", mr->pl.page_shift, errp))) {
-        return false;
-    }
-    return rdma_sim_v_end_struct(v, errp);
-}
-
-static void rdma_sim_get_mrs(Object *obj, Visitor *v, const char *name,
-                             void *opaque, Error **errp)
-{
-    RdmaSimState *s = RDMA_SIM(obj);
-
-    if (!visit_start_list(v, name, NULL, 0, errp)) {
-        return;
-    }
-    for (uint32_t i = 0; i < s->props.max_mr; i++) {
-        if (s->mrs[i].state != RSIM_MR_STATE_INVALID &&
-            !rdma_sim_v_mr(v, i, &s->mrs[i], errp)) {
-            return;
-        }
-    }
-    rdma_sim_v_end_list(v, errp);
-}
-
-static void rdma_sim_get_eqs(Object *obj, Visitor *v, const char *name,
-                             void *opaque, Error **errp)
-{
-    RdmaSimState *s = RDMA_SIM(obj);
-
-    if (!visit_start_list(v, name, NULL, 0, errp)) {
-        return;
-    }
-    for (uint32_t eqn = 0; eqn < rdma_sim_num_eqs(s); eqn++) {
-        RdmaSimEq *eq = &s->eqs[eqn];
-
-        if (!eq->valid) {
-            continue;
-        }
-        if (!visit_start_struct(v, NULL, NULL, 0, errp) ||
-            !rdma_sim_v_u32(v, "eqn", eqn, errp) ||
-            !rdma_sim_v_u32(v, "vector", eq->vector, errp) ||
-            !rdma_sim_v_u32(v, "depth", eq->depth, errp) ||
-            !rdma_sim_v_u32(v, "device-index", eq->tail, errp) ||
-            !rdma_sim_v_u32(v, "driver-index", eq->head, errp) ||
-            !rdma_sim_v_bool(v, "armed", eq->armed, errp) ||
-            !rdma_sim_v_u32(v, "refs", eq->refs, errp) ||
-            !rdma_sim_v_end_struct(v, errp)) {
-            return;
-        }
-    }
-    rdma_sim_v_end_list(v, errp);
-}
+#define RSIM_LIST(one, max) { one, offsetof(RdmaSimProps, max) }
 
 void rdma_sim_introspect_class_init(ObjectClass *klass)
 {
     static const struct {
         const char *name, *type, *desc;
         ObjectPropertyAccessor *get;
+        RdmaSimListProp list;           /* rdma_sim_get_list's opaque */
     } props[] = {
         { "port", "RdmaSimPort", "link, MAC, MTU, host memory",
           rdma_sim_get_port },
         { "counters", "RdmaSimCounters", "the QUERY_STATS counters by name",
           rdma_sim_get_counters },
-        { "pds", "RdmaSimPdList", "protection domains", rdma_sim_get_pds },
+        { "pds", "RdmaSimPdList", "protection domains", rdma_sim_get_list,
+          RSIM_LIST(rdma_sim_v_pd, max_pd) },
         { "qps", "RdmaSimQpList", "queue pairs: state, PSNs, work in flight",
-          rdma_sim_get_qps },
-        { "cqs", "RdmaSimCqList", "completion queues", rdma_sim_get_cqs },
+          rdma_sim_get_list, RSIM_LIST(rdma_sim_v_qp, max_qp) },
+        { "cqs", "RdmaSimCqList", "completion queues", rdma_sim_get_list,
+          RSIM_LIST(rdma_sim_v_cq, max_cq) },
         { "srqs", "RdmaSimSrqList", "shared receive queues",
-          rdma_sim_get_srqs },
+          rdma_sim_get_list, RSIM_LIST(rdma_sim_v_srq, max_srq) },
         { "mrs", "RdmaSimMrList", "memory regions and stags",
-          rdma_sim_get_mrs },
+          rdma_sim_get_list, RSIM_LIST(rdma_sim_v_mr, max_mr) },
+        /* one slot per MSI-X vector: rdma_sim_v_eq skips the last */
         { "eqs", "RdmaSimEqList", "completion event queues",
-          rdma_sim_get_eqs },
+          rdma_sim_get_list, RSIM_LIST(rdma_sim_v_eq, msix_vectors) },
     };
 
     for (size_t i = 0; i < ARRAY_SIZE(props); i++) {
         object_class_property_add(klass, props[i].name, props[i].type,
-                                  props[i].get, NULL, NULL, NULL);
+                                  props[i].get, NULL, NULL,
+                                  (void *)&props[i].list);
         object_class_property_set_description(klass, props[i].name,
                                               props[i].desc);
     }
