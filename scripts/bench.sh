@@ -76,7 +76,7 @@ collect() {
 # missing.
 ratio() {
     awk -v a="$1" -v b="$2" -v w="${3:-}" 'BEGIN {
-        if (!(a > 0 && b != "?")) print "?"
+        if (a !~ /^[0-9.]+$/ || b !~ /^[0-9.]+$/ || a + 0 <= 0) print "?"
         else if (w != "") printf "%.1fx %s", b / a, w
         else printf "%.2f of the latency", b / a }'
 }
