@@ -69,7 +69,7 @@ if [[ $RSIM_ROLE == server ]]; then
     gt_barrier finished 600
     gt_retry 30 not_logged_in ||
         gt_fail "target: sessions left after the initiator logged out: $(cat "$LIO/iscsi/$IQN/tpgt_1/dynamic_sessions")"
-    rdma statistic show link rsim0/1 | gt_save rdma-statistic.txt || true
+    gt_save_counters
     gt_check_dmesg
     echo "iser: target checks passed"
     exit 0
@@ -122,7 +122,7 @@ logout
 login
 fio_reverify "$SCALE"
 logout
-rdma statistic show link rsim0/1 | gt_save rdma-statistic.txt || true
+gt_save_counters
 gt_barrier finished
 gt_check_dmesg
 echo "iser: initiator checks passed"

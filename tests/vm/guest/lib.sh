@@ -29,6 +29,12 @@ gt_save() {
     tee "$RSIM_RESULTS/$1" >/dev/null
 }
 
+# gt_save_counters: the RDMA device's counters (rdma statistic) as
+# rdma-statistic.txt, which the host prints (vmtest_counters); never fails.
+gt_save_counters() {
+    rdma statistic show link "$GT_DEV/1" | gt_save rdma-statistic.txt || true
+}
+
 # --- two guests ------------------------------------------------------------
 
 # gt_wait_peer [SECONDS]: waits until the peer answers pings.

@@ -64,7 +64,7 @@ if [[ $RSIM_ROLE == server ]]; then
     # What the client wrote is on the server's file system too.
     n=$(find "$EXPORT/v4/small" "$EXPORT/v3/small" -type f | wc -l)
     ((n == 2 * SMALL)) || gt_fail "server: $n small files in $EXPORT, the client wrote $((2 * SMALL))"
-    rdma statistic show link rsim0/1 | gt_save rdma-statistic.txt || true
+    gt_save_counters
     gt_check_dmesg
     echo "nfs-rdma: server checks passed"
     exit 0
@@ -151,7 +151,7 @@ gt_log "rsim0: $((p1 - p0)) RoCE packets for the test, $((SECONDS - t0))s"
 grep -A 40 ' /mnt/v4 ' /proc/self/mountstats | sed -n '/xprt:/p;/RPC iostats/,/^$/p' | gt_save mountstats-v4.txt || true
 nfs_umount /mnt/v4
 nfs_umount /mnt/v3
-rdma statistic show link rsim0/1 | gt_save rdma-statistic.txt || true
+gt_save_counters
 gt_barrier finished
 gt_check_dmesg
 echo "nfs-rdma: client checks passed"

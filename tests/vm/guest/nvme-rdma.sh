@@ -116,7 +116,7 @@ if [[ $RSIM_ROLE == server ]]; then
     fi
     if [[ ${NVME_BENCH:-0} == 1 ]]; then
         gt_barrier finished 600
-        rdma statistic show link "$GT_DEV/1" | gt_save rdma-statistic.txt || true
+        gt_save_counters
         echo "nvme-rdma: target served the benchmark"
         exit 0
     fi
@@ -132,7 +132,7 @@ if [[ $RSIM_ROLE == server ]]; then
     if [[ ${NVME_UNLOAD:-0} == 1 ]]; then
         # The target's RDMA device goes away under connected queues with
         # the host's I/O running (the host's side: below).
-        rdma statistic show link "$GT_DEV/1" | gt_save rdma-statistic.txt || true
+        gt_save_counters
         gt_barrier unload
         sleep 2
         gt_unload 120
@@ -146,7 +146,7 @@ if [[ $RSIM_ROLE == server ]]; then
         gt_retry 30 sh -c "[ \$(grep -c kind=fast_reg $(fast_reg_file)) -eq 0 ]" ||
             gt_fail "$(fast_reg_mrs) fast-registration MRs left after the host disconnected"
     fi
-    rdma statistic show link "$GT_DEV/1" | gt_save rdma-statistic.txt || true
+    gt_save_counters
     gt_check_dmesg
     echo "nvme-rdma: target checks passed"
     exit 0
@@ -320,7 +320,7 @@ if [[ ${NVME_UNLOAD:-0} == 1 ]]; then
     # host's: the controller leaves "live" (the target's queues sent a
     # disconnect) and has no queues on rsim0 when rmmod runs, so it keeps
     # trying to reconnect until ctrl-loss-tmo; then fio's I/O fails with EIO.
-    rdma statistic show link "$GT_DEV/1" | gt_save rdma-statistic.txt || true
+    gt_save_counters
     fio --name=unload --filename="$DEV" --ioengine=libaio --direct=1 --rw=randwrite \
         --bs=4k --iodepth=32 --size=64M --offset=0 --time_based --runtime=300 \
         >/tmp/fio-unload.out 2>&1 &
@@ -354,6 +354,6 @@ fi
 host_disconnect
 dmesg | grep -E 'nvme|nvmet|rdma' | gt_save dmesg-nvme.txt || true
 gt_barrier finished
-rdma statistic show link "$GT_DEV/1" | gt_save rdma-statistic.txt || true
+gt_save_counters
 gt_check_dmesg
 echo "nvme-rdma: host checks passed (force_mr=$FORCE_MR)"

@@ -166,7 +166,7 @@ if [[ $RSIM_ROLE == server ]]; then
     echo "${ACL_USED% }" | gt_save session-acl.txt
     kill "$PUBLISHER" 2>/dev/null || true
     dmesg | grep -iE 'srp' | gt_save dmesg-srp.txt || true
-    rdma statistic show link "$GT_DEV/1" | gt_save rdma-statistic.txt || true
+    gt_save_counters
     gt_check_dmesg
     echo "srp: target checks passed"
     exit 0
@@ -264,7 +264,7 @@ gt_barrier logged-in-again
 fio_reverify "$SCALE"
 logout
 dmesg | grep -iE 'srp' | gt_save dmesg-srp.txt || true
-rdma statistic show link "$GT_DEV/1" | gt_save rdma-statistic.txt || true
+gt_save_counters
 gt_barrier finished
 gt_check_dmesg
 echo "srp: initiator checks passed"
