@@ -596,6 +596,7 @@ struct ib_mr *rsim_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 int rsim_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		   unsigned int *sg_offset);
 u32 rsim_access_to_hw(int ib_access);
+const char *rsim_mr_kind(const struct rsim_mr *mr);
 
 /* rsim_netdev.c */
 int rsim_netdev_create(struct rsim_dev *dev);

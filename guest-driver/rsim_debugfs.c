@@ -79,7 +79,7 @@ static int rsim_mrs_show(struct seq_file *m, void *unused)
 				     &expected_last, &err_last);
 		verdict = strcmp(first, "ok") ? first : last;
 		seq_printf(m, "lkey=0x%08x kind=%s length=%llu level=%u page_shift=%u npages=%u iova=0x%llx dev_level=%u dev_addr=0x%llx expected=0x%llx last_dev_addr=0x%llx last_expected=0x%llx result=%s",
-			   mr->ibmr.lkey, mr->fast_reg ? "fast_reg" : "user",
+			   mr->ibmr.lkey, rsim_mr_kind(mr),
 			   mr->length, mr->level, mr->page_shift, mr->npages,
 			   mr->iova, res.level, res.addr, expected,
 			   res_last.addr, expected_last, verdict);

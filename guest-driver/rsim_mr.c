@@ -14,6 +14,12 @@
 
 #include "rsim.h"
 
+/* What debugfs and rdma resource show call an MR: dma, fast_reg or user */
+const char *rsim_mr_kind(const struct rsim_mr *mr)
+{
+	return mr->phys ? "dma" : mr->fast_reg ? "fast_reg" : "user";
+}
+
 /* IB access flags the device understands (the same bit values) */
 u32 rsim_access_to_hw(int ib_access)
 {

@@ -88,20 +88,17 @@ int rsim_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
 int rsim_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 {
 	struct rsim_mr *mr = to_rmr(ibmr);
-	const char *kind = mr->phys ? "dma" : mr->fast_reg ? "fast_reg" : "user";
 	struct nlattr *nest = rsim_res_begin(msg);
 	int err;
 
 	if (!nest)
 		return -EMSGSIZE;
-	err = rdma_nl_put_driver_string(msg, "kind", kind) ||
+	err = rdma_nl_put_driver_string(msg, "kind", rsim_mr_kind(mr)) ||
 	      rdma_nl_put_driver_u32_hex(msg, "access", mr->access);
 	if (!err && !mr->phys)
 		err = rdma_nl_put_driver_u32(msg, "level", mr->level) ||
 		      rdma_nl_put_driver_u32(msg, "page-shift",
 					     mr->page_shift) ||
-		      rdma_nl_put_driver_u32(msg, "pages",
-					     mr->fast_reg ? mr->fr_npages :
-							    mr->npages);
+		      rdma_nl_put_driver_u32(msg, "pages", mr->npages);
 	return rsim_res_end(msg, nest, err);
 }
