@@ -17,11 +17,7 @@ set -euo pipefail
 MOD=rsim_bringup
 OUT=/tmp/bringup.out
 
-bdf=''
-for d in /sys/bus/pci/devices/*; do
-    [[ $(<"$d/vendor"):$(<"$d/device") == "$GT_PCI_ID" ]] && { bdf=${d##*/}; break; }
-done
-[[ -n $bdf ]] || gt_fail "no rdma-sim PCI function ($GT_PCI_ID)"
+bdf=$(gt_rsim_bdf) || exit 1
 [[ ! -e /sys/module/rdma_sim ]] || gt_fail "rdma_sim.ko is loaded: it owns the device"
 [[ ! -e /sys/bus/pci/devices/$bdf/driver ]] ||
     gt_fail "$bdf is already bound to $(basename "$(readlink "/sys/bus/pci/devices/$bdf/driver")")"

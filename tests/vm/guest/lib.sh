@@ -171,15 +171,22 @@ gt_rdma_setup() {
 
 # --- the rdma_sim driver (the driver tests load it themselves) --------------
 
+# gt_rsim_bdf: prints the PCI address of the rdma-sim function; fails if
+# the guest has none.
+gt_rsim_bdf() {
+    local d
+    for d in /sys/bus/pci/devices/*; do
+        [[ $(<"$d/vendor"):$(<"$d/device") == "$GT_PCI_ID" ]] && { echo "${d##*/}"; return 0; }
+    done
+    gt_fail "no rdma-sim PCI function ($GT_PCI_ID) in the guest: lspci: $(lspci -n 2>&1 | tr '\n' ';')"
+}
+
 # gt_load [ADDR/LEN]: modprobes the RDMA core modules the driver needs,
 # insmods it and waits until it is bound to the device (GT_BDF) and rsim0
 # exists; with ADDR/LEN, brings its net_device up too (gt_net_up).
 gt_load() {
-    local d bdf=''
-    for d in /sys/bus/pci/devices/*; do
-        [[ $(<"$d/vendor"):$(<"$d/device") == "$GT_PCI_ID" ]] && { bdf=${d##*/}; break; }
-    done
-    [[ -n $bdf ]] || gt_fail "no rdma-sim PCI function ($GT_PCI_ID) in the guest: lspci: $(lspci -n 2>&1 | tr '\n' ';')"
+    local bdf
+    bdf=$(gt_rsim_bdf) || exit 1
     [[ -f $GT_KO ]] || gt_fail "$GT_KO not built (make -C guest-driver GUEST_ABI=$RSIM_ABI)"
     modprobe -a ib_core ib_uverbs || gt_fail "modprobe ib_core ib_uverbs failed"
     gt_log "insmod $GT_KO"
