@@ -203,10 +203,18 @@ gt_load() {
 
 # gt_unload [SECONDS]: rmmod within a time limit (a hang is a failure, not a stall).
 gt_unload() {
-    local limit=${1:-60} t0
+    local limit=${1:-60} t0 pid
     t0=$SECONDS
-    timeout "$limit" rmmod rdma_sim ||
-        gt_fail "rmmod rdma_sim failed or hung for ${limit}s: $(dmesg | tail -n 8 | tr '\n' ';')"
+    # (not timeout(1): a signal does not end an rmmod that sleeps in the
+    # kernel; the failure says where it sleeps instead)
+    rmmod rdma_sim &
+    pid=$!
+    while kill -0 "$pid" 2>/dev/null; do
+        ((SECONDS - t0 < limit)) ||
+            gt_fail "rmmod rdma_sim still running after ${limit}s, waiting in $(cat "/proc/$pid/wchan" 2>/dev/null): $(tr '\n' ';' <"/proc/$pid/stack" 2>/dev/null | cut -c1-600)"
+        sleep 0.2
+    done
+    wait "$pid" || gt_fail "rmmod rdma_sim failed: $(dmesg | tail -n 8 | tr '\n' ';')"
     [[ ! -e /sys/module/rdma_sim ]] || gt_fail "rdma_sim still loaded after rmmod"
     [[ ! -e /sys/class/infiniband/rsim0 ]] || gt_fail "rsim0 still exists after rmmod"
     gt_log "rmmod rdma_sim took $((SECONDS - t0))s"
