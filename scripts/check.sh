@@ -100,8 +100,12 @@ fail() {
     echo "FAIL $1${2:+ ($2)}" >> "$FAILURES"
     if [ -n "${3:-}" ] && [ -f "$3" ]; then
         { echo "  | --- last lines of $3:"; tail -n 30 "$3" | sed 's/^/  | /'; } >&2
-        grep -m 8 -E 'FAIL|ERROR|TIMEOUT|STOPPED|[Aa]ssertion|timed out|blocked for more than|BUG:|Oops|[Ss]anitizer' "$3" |
+        grep -m 8 -E 'FAIL|ERROR|TIMEOUT|STOPPED|[Aa]ssertion|timed out|blocked (for more than|at the)|BUG:|Oops|[Ss]anitizer' "$3" |
             cut -c1-300 | sed 's/^/    /' >> "$FAILURES" || true
+        # A VM test's guest scripts log "[A 12.34] step": the last steps
+        # say where a guest was when it failed or timed out.
+        grep -E '^\[[A-Z] [0-9]+\.[0-9]+\] ' "$3" | tail -n 4 |
+            cut -c1-300 | sed 's/^/    last step: /' >> "$FAILURES" || true
     fi
 }
 # A suite that cannot run at all counts as one failure.
