@@ -71,7 +71,7 @@ fuzz_one() {
     # LeakSanitizer checks (libFuzzer's check after each input would cost
     # more than the inputs)
     if [ $rc -eq 0 ]; then
-        (cd "$dir" && RSIM_FUZZ_NOFORK=1 "$FUZZER" --fuzz-target="$t" \
+        (cd "$dir" && "$FUZZER" --fuzz-target="$t" \
             "${LIBFUZZER_OPTS[@]}" -runs=0 -artifact_prefix="$dir/findings/" \
             "$corpus" "$SEEDS/$t") > "$log.leaks" 2>&1 || rc=$?
     fi
@@ -132,7 +132,7 @@ cmd_coverage() {
         rm -rf "$dir"
         mkdir -p "$dir" "$BUILD/fuzz/$t/corpus"
         # In the fuzzer's process: a forked child's counters are lost
-        (cd "$dir" && RSIM_FUZZ_NOFORK=1 LLVM_PROFILE_FILE="$dir/%p.profraw" "$COV_FUZZER" \
+        (cd "$dir" && LLVM_PROFILE_FILE="$dir/%p.profraw" "$COV_FUZZER" \
             --fuzz-target="$t" -runs=0 -timeout=60 "-max_len=$MAX_LEN" \
             "$BUILD/fuzz/$t/corpus" "$SEEDS/$t") > "$dir/run.log" 2>&1 ||
             die "the replay of $t failed, see $dir/run.log"

@@ -23,7 +23,6 @@
 #include "net/hub.h"
 #include "tests/qtest/libqtest.h"
 #include "fuzz.h"
-#include "fork_fuzz.h"
 #include "rdma-sim-fuzz.h"
 
 /* The hub the device's netdev is a port of; the fuzzer's end is another */
@@ -87,7 +86,6 @@ void qsim_fuzz_init(QTestState *qts,
     net_hub_add_port(WIRE_HUB, NULL, wire);
     wire_rx = rx;
     qsim_fuzz_dev = qsim_in_process(qts, run_main_loop);
-    counter_shm_init();
 }
 
 /* ---- The operations ---- */
@@ -318,45 +316,6 @@ void qsim_fuzz_run(QTestState *qts, const uint8_t *data, size_t size)
     }
 }
 
-/*
- * The wire target: each input in a child process, so that all start from
- * the same world.  A crash or sanitizer report in it makes libFuzzer's
- * handlers, which the child inherits, save the input; a child that dies
- * otherwise (a signal libFuzzer does not handle) is the parent's abort.
- * Leaks cannot be found in the child (LeakSanitizer does not see the
- * stacks of the parent's threads there): with RSIM_FUZZ_NOFORK=1 every
- * input runs in the fuzzer's process, on what the previous ones left, and
- * libFuzzer's leak detection works.
- */
-static void fork_fuzz(QTestState *qts, const uint8_t *data, size_t size)
-{
-    static int nofork = -1;
-    pid_t pid;
-    int status;
-
-    if (nofork < 0) {
-        nofork = !g_strcmp0(getenv("RSIM_FUZZ_NOFORK"), "1");
-    }
-    if (nofork) {
-        qsim_fuzz_run(qts, data, size);
-        return;
-    }
-    pid = fork();
-    if (pid == 0) {
-        /* if libFuzzer ends the run (a timeout), the child goes with it */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        qsim_fuzz_run(qts, data, size);
-        _Exit(0);
-    }
-    g_assert_cmpint(pid, >, 0);
-    g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
-    if (WIFSIGNALED(status)) {
-        fprintf(stderr, "rdma-sim fuzz: the child died of signal %d\n",
-                WTERMSIG(status));
-        abort();
-    }
-}
-
 void qsim_fuzz_op(GByteArray *input, QSimFuzzOp op, const void *args,
                   size_t len)
 {
@@ -395,7 +354,7 @@ static uint32_t boot_config[ARRAY_SIZE(boot_regs)];
  * Guest RAM zero again where it was written since the last call.  Every
  * write to it (the qtest operations', the device's DMA) goes through
  * the memory API, which marks the pages it writes in the migration
- * dirty bitmap while dirty logging is on (driver_pre_fuzz): zeroing
+ * dirty bitmap while dirty logging is on (qsim_fuzz_track_ram()): zeroing
  * those pages costs less than discarding all RAM and faulting in the
  * pages the next input writes.  zero false: only forget them.
  */
@@ -429,36 +388,33 @@ static void ram_clean(bool zero)
     }
 }
 
-static void driver_pre_fuzz(QTestState *qts)
+void qsim_fuzz_track_ram(void)
 {
     RAMBlock *ram = current_machine->ram->ram_block;
 
-    qsim_fuzz_init(qts, NULL);
-    for (size_t i = 0; i < ARRAY_SIZE(boot_regs); i++) {
-        boot_config[i] = qpci_config_readl(qsim_fuzz_dev->dev, boot_regs[i]);
-    }
-    /* RAM zero, no page of it dirty; from now on writes mark theirs */
     g_assert_cmpint(ram_block_discard_range(ram, 0, ram->used_length), ==, 0);
     ram_clean(false);
     memory_global_dirty_log_start(GLOBAL_DIRTY_MIGRATION);
 }
 
-/*
- * The driver target runs its inputs in the fuzzer's process, not in a
- * child each (a fork is most of the wire target's time): every input
- * leaves the device as it was after boot (reset, the BARs where they
- * were) and guest RAM zero again (ram_clean()).
- * What an input cannot undo it finds itself (the virtual clock has moved;
- * timers and bottom halves the reset left behind would run): an input
- * that crashes only after others is still a finding.
- */
-static void driver_fuzz(QTestState *qts, const uint8_t *data, size_t size)
+void qsim_fuzz_save_config(void)
 {
-    qsim_fuzz_run(qts, data, size);
+    for (size_t i = 0; i < ARRAY_SIZE(boot_regs); i++) {
+        boot_config[i] = qpci_config_readl(qsim_fuzz_dev->dev, boot_regs[i]);
+    }
+}
+
+/*
+ * What an input cannot undo the next one finds (the virtual clock has
+ * moved; timers and bottom halves the reset left behind would run): an
+ * input that crashes only after others is still a finding.
+ */
+void qsim_fuzz_reset(QTestState *qts)
+{
     /*
      * The reset unmaps the BARs, the configuration writes map them again:
      * one change of the memory map (a rebuild of every address space's
-     * view) instead of one for each
+     * dispatch tree) instead of one for each
      */
     memory_region_transaction_begin();
     pci_device_reset(pci_dev);
@@ -468,6 +424,20 @@ static void driver_fuzz(QTestState *qts, const uint8_t *data, size_t size)
     memory_region_transaction_commit();
     ram_clean(true);
     flush_events(qts);
+}
+
+static void driver_pre_fuzz(QTestState *qts)
+{
+    qsim_fuzz_init(qts, NULL);
+    qsim_fuzz_save_config();
+    qsim_fuzz_track_ram();
+}
+
+/* The driver target: each input from the device as it was after boot */
+static void driver_fuzz(QTestState *qts, const uint8_t *data, size_t size)
+{
+    qsim_fuzz_run(qts, data, size);
+    qsim_fuzz_reset(qts);
 }
 
 static void add_target(const char *name, const char *description,
@@ -492,7 +462,7 @@ static void register_targets(void)
     add_target("rdma-sim-wire",
                "rdma-sim's receive path: frames to QPs in every state, with "
                "requests in flight",
-               qsim_fuzz_wire_pre_fuzz, fork_fuzz);
+               qsim_fuzz_wire_pre_fuzz, qsim_fuzz_wire_fuzz);
 }
 
 fuzz_target_init(register_targets);

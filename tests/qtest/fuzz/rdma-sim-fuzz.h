@@ -4,10 +4,11 @@
  *
  * An input is a list of operations separated by QSIM_FUZZ_SEPARATOR; the
  * first byte of each selects what it does (enum QSimFuzzOp), the bytes
- * after it are its arguments, little-endian.  Inputs do not affect one
- * another: the wire target runs each in a child process forked from a
- * QEMU whose world of objects was built once; the driver target in its
- * own process, and resets the device and guest RAM after each.
+ * after it are its arguments, little-endian.  Both targets run their
+ * inputs in the fuzzer's process and reset the device and guest RAM
+ * after each: the driver target's next input starts from the device as
+ * it was after boot, the wire target's from its world of objects, built
+ * again.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -48,9 +49,19 @@ void qsim_fuzz_init(QTestState *qts,
                     void (*rx)(const uint8_t *frame, size_t len));
 /* Run the operations of one input */
 void qsim_fuzz_run(QTestState *qts, const uint8_t *data, size_t size);
+/* Guest RAM zero, and from now on each page written is recorded */
+void qsim_fuzz_track_ram(void);
+/* The device's PCI command register and BARs, for qsim_fuzz_reset() */
+void qsim_fuzz_save_config(void);
+/*
+ * The device reset, its command register and BARs as saved, the guest
+ * RAM written since qsim_fuzz_track_ram() or the last reset zero again
+ */
+void qsim_fuzz_reset(QTestState *qts);
 
-/* The wire target's pre_fuzz: its world (rdma-sim-wire-fuzz.c) */
+/* The wire target (rdma-sim-wire-fuzz.c): its world, and one input */
 void qsim_fuzz_wire_pre_fuzz(QTestState *qts);
+void qsim_fuzz_wire_fuzz(QTestState *qts, const uint8_t *data, size_t size);
 
 /* Append one operation to an input */
 void qsim_fuzz_op(GByteArray *input, QSimFuzzOp op, const void *args,

@@ -497,7 +497,7 @@ void qsim_qp_query(QSimDev *d, uint32_t qpn, struct rsim_qp_attr *a)
     struct rsim_cmd_qp_attr c;
 
     /* a pattern, so that we see that the device writes the whole block */
-    qtest_memset(d->qts, d->scratch, 0xa5, sizeof(*a));
+    qsim_memset(d, d->scratch, 0xa5, sizeof(*a));
     QSIM_CMD_INIT(c, RSIM_CMD_QUERY_QP);
     c.qpn = cpu_to_le32(qpn);
     c.addr = cpu_to_le64(d->scratch);

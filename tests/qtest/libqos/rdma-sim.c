@@ -131,12 +131,27 @@ int qsim_main(int argc, char **argv, const QSimTest *tests, size_t n)
 
 /* ---- The device ---- */
 
+void qsim_memset(QSimDev *d, uint64_t addr, uint8_t byte, size_t len)
+{
+    uint8_t buf[QSIM_PAGE];
+
+    if (!d->run) {
+        qtest_memset(d->qts, addr, byte, len);
+        return;
+    }
+    /* in process: QEMU's fuzzing qtest_memset() never frees its copy */
+    memset(buf, byte, MIN(len, sizeof(buf)));
+    for (size_t off = 0; off < len; off += sizeof(buf)) {
+        qtest_memwrite(d->qts, addr + off, buf, MIN(len - off, sizeof(buf)));
+    }
+}
+
 uint64_t qsim_alloc(QSimDev *d, size_t size)
 {
     uint64_t addr = guest_alloc(&d->qs->alloc, size);
 
     g_assert(addr);
-    qtest_memset(d->qts, addr, 0, size);
+    qsim_memset(d, addr, 0, size);
     return addr;
 }
 
@@ -175,11 +190,13 @@ void qsim_map_bars(QSimDev *d)
 }
 
 /* The function at devfn of the machine qs: BARs mapped, scratch page */
-static QSimDev *dev_new(QOSState *qs, int devfn, uint16_t first_cmd_id)
+static QSimDev *dev_new(QOSState *qs, int devfn, uint16_t first_cmd_id,
+                        void (*run)(QSimDev *d))
 {
     QSimDev *d = g_new0(QSimDev, 1);
 
     d->qs = qs;
+    d->run = run;
     d->qts = qs->qts;
     d->sock = -1;
     d->ring_pages = g_ptr_array_new_with_free_func(g_free);
@@ -210,20 +227,30 @@ QSimDev *qsim_start_args(const char *machine, const char *props,
 
     qs = qtest_pc_boot("-M %s -nodefaults -device %s %s %s %s", machine, dev,
                        net, args ?: "", getenv("RSIM_QTEST_ARGS") ?: "");
-    return dev_new(qs, QSIM_DEVFN, 0x100);
+    return dev_new(qs, QSIM_DEVFN, 0x100, NULL);
 }
 
 QSimDev *qsim_in_process(QTestState *qts, void (*run)(QSimDev *d))
 {
     QOSState *qs = g_new0(QOSState, 1);
-    QSimDev *d;
 
     qs->qts = qts;
     pc_alloc_init(&qs->alloc, qts, ALLOC_NO_FLAGS);
     qs->pcibus = qpci_new_pc(qts, &qs->alloc);
-    d = dev_new(qs, QSIM_DEVFN, 0x100);
-    d->run = run;
-    return d;
+    return dev_new(qs, QSIM_DEVFN, 0x100, run);
+}
+
+void qsim_forget(QSimDev *d)
+{
+    alloc_destroy(&d->qs->alloc);
+    pc_alloc_init(&d->qs->alloc, d->qts, ALLOC_NO_FLAGS);
+    g_ptr_array_set_size(d->ring_pages, 0);
+    d->aq = d->acq = d->aeq = 0;
+    d->aq_depth = d->acq_depth = d->aeq_depth = 0;
+    d->aq_tail = d->acq_head = d->aeq_head = 0;
+    d->acq_phase = d->aeq_phase = false;
+    d->msix_mem = 0;
+    d->scratch = qsim_alloc(d, QSIM_PAGE);
 }
 
 QSimDev *qsim_start_stream(const char *machine)
@@ -263,7 +290,7 @@ void qsim_stop(QSimDev *d)
 
 QSimDev *qsim_attach(QSimDev *d, int devfn)
 {
-    return dev_new(d->qs, devfn, 0x200);
+    return dev_new(d->qs, devfn, 0x200, d->run);
 }
 
 void qsim_detach(QSimDev *h)
@@ -635,7 +662,19 @@ void qsim_msix_setup(QSimDev *d)
     QPCIDevice *dev = d->dev;
     uint16_t n = qpci_msix_table_size(dev);
 
-    qpci_msix_enable(dev);
+    if (!dev->msix_enabled) {
+        qpci_msix_enable(dev);
+    } else {
+        /*
+         * Enabled before a reset of the device (qsim_forget()): the table
+         * is where it was; qpci_msix_enable() would map its BAR anew
+         */
+        uint8_t cap = qpci_find_capability(dev, PCI_CAP_ID_MSIX, 0);
+        uint16_t flags = qpci_config_readw(dev, cap + PCI_MSIX_FLAGS);
+
+        qpci_config_writew(dev, cap + PCI_MSIX_FLAGS,
+                           flags | PCI_MSIX_FLAGS_ENABLE);
+    }
     d->msix_mem = qsim_alloc(d, QSIM_PAGE);
     for (uint16_t v = 0; v < n; v++) {
         uint64_t e = dev->msix_table_off + v * PCI_MSIX_ENTRY_SIZE;

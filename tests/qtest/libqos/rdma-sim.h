@@ -138,6 +138,12 @@ QSimDev *qsim_up(const char *machine, const char *props);
 void qsim_stop(QSimDev *d);
 /* The device at QSIM_DEVFN of a pc machine that runs in this process */
 QSimDev *qsim_in_process(QTestState *qts, void (*run)(QSimDev *d));
+/*
+ * After the device's reset and guest RAM zeroed (the fuzz targets): every
+ * guest allocation and what the driver knew of the device forgotten; the
+ * BARs and the MSI-X table stay where they are.
+ */
+void qsim_forget(QSimDev *d);
 /* Another rdma-sim function of the same machine (hot-plugged) */
 QSimDev *qsim_attach(QSimDev *d, int devfn);
 void qsim_detach(QSimDev *h);
@@ -146,6 +152,8 @@ void qsim_map_bars(QSimDev *d);
 
 /* Zeroed guest memory */
 uint64_t qsim_alloc(QSimDev *d, size_t size);
+/* len bytes of guest memory at addr set to byte */
+void qsim_memset(QSimDev *d, uint64_t addr, uint8_t byte, size_t len);
 
 uint32_t qsim_rd(QSimDev *d, uint32_t off);
 void qsim_wr(QSimDev *d, uint32_t off, uint32_t val);
@@ -243,6 +251,7 @@ int64_t qsim_clock_now(QSimDev *d);
 
 /* ---- MSI-X: messages land in guest memory ---- */
 
+/* MSI-X on, each vector's message to its word of d->msix_mem */
 void qsim_msix_setup(QSimDev *d);
 /* Did vector v fire since the last call?  Clears the record. */
 bool qsim_irq_fired(QSimDev *d, unsigned v);
