@@ -18,8 +18,9 @@
 # build/fuzz/TARGET/: corpus/ (what the runs found; the seeds in
 # tests/fuzz/seeds/TARGET are read as well), findings/ (crash-, timeout-,
 # oom- inputs), logs/.  After fuzzing, a run replays the corpus in the
-# fuzzer's own process, where LeakSanitizer finds leaks at its exit (see
-# tests/qtest/fuzz/rdma-sim-fuzz.c).  One line per target: executions,
+# fuzzer's own process, where LeakSanitizer finds leaks at its exit
+# (libFuzzer's check after each input would cost more than the inputs).
+# One line per target: executions,
 # libFuzzer's coverage (cov: edges, ft: features), corpus, findings.
 # Exit status 1 if a run had findings or failed.
 set -euo pipefail
@@ -131,7 +132,6 @@ cmd_coverage() {
         dir=$BUILD/fuzz/$t/coverage
         rm -rf "$dir"
         mkdir -p "$dir" "$BUILD/fuzz/$t/corpus"
-        # In the fuzzer's process: a forked child's counters are lost
         (cd "$dir" && LLVM_PROFILE_FILE="$dir/%p.profraw" "$COV_FUZZER" \
             --fuzz-target="$t" -runs=0 -timeout=60 "-max_len=$MAX_LEN" \
             "$BUILD/fuzz/$t/corpus" "$SEEDS/$t") > "$dir/run.log" 2>&1 ||

@@ -1,6 +1,6 @@
 /*
  * rdma-sim fuzz targets: the machine, the operations an input is made
- * of, a child process per input, the targets.  The driver target starts
+ * of, the reset after each input, the targets.  The driver target starts
  * each input from the device as a qtest finds it after boot (its seeds
  * are qtest runs); the wire target from a world of objects
  * (rdma-sim-wire-fuzz.c).
@@ -9,8 +9,6 @@
  */
 
 #include "qemu/osdep.h"
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include "hw/boards.h"
 #include "hw/core/cpu.h"
 #include "qemu/madvise.h"
@@ -77,8 +75,8 @@ void qsim_fuzz_init(QTestState *qts,
     g_assert(obj);
     /*
      * Guest RAM in small pages: an input writes a few bytes here and
-     * there, and each would cost a whole huge page (copied for a child,
-     * zeroed after a discard)
+     * there, and each would cost a whole huge page (zeroed after a
+     * discard)
      */
     qemu_madvise(ram->host, ram->max_length, QEMU_MADV_NOHUGEPAGE);
     pci_dev = PCI_DEVICE(obj);

@@ -204,7 +204,7 @@ static QSimDev *dev_new(QOSState *qs, int devfn, uint16_t first_cmd_id,
     g_assert(d->dev);
     qsim_map_bars(d);
     d->scratch = qsim_alloc(d, QSIM_PAGE);
-    d->cmd_id = first_cmd_id;
+    d->cmd_id = d->first_cmd_id = first_cmd_id;
     return d;
 }
 
@@ -250,6 +250,7 @@ void qsim_forget(QSimDev *d)
     d->aq_tail = d->acq_head = d->aeq_head = 0;
     d->acq_phase = d->aeq_phase = false;
     d->msix_mem = 0;
+    d->cmd_id = d->first_cmd_id;
     d->scratch = qsim_alloc(d, QSIM_PAGE);
 }
 
@@ -666,8 +667,9 @@ void qsim_msix_setup(QSimDev *d)
         qpci_msix_enable(dev);
     } else {
         /*
-         * Enabled before a reset of the device (qsim_forget()): the table
-         * is where it was; qpci_msix_enable() would map its BAR anew
+         * Enabled before the device's reset, whose caller put the BARs
+         * back (the fuzz targets' qsim_fuzz_reset()): the table is where
+         * it was; qpci_msix_enable() would map its BAR anew
          */
         uint8_t cap = qpci_find_capability(dev, PCI_CAP_ID_MSIX, 0);
         uint16_t flags = qpci_config_readw(dev, cap + PCI_MSIX_FLAGS);

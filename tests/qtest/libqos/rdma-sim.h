@@ -104,7 +104,7 @@ typedef struct QSimDev {
     uint32_t aq_depth, acq_depth, aeq_depth;
     uint32_t aq_tail, acq_head, aeq_head;
     bool acq_phase, aeq_phase;
-    uint16_t cmd_id;
+    uint16_t cmd_id, first_cmd_id;
     /* MSI-X: vector v writes QSIM_MSIX_DATA(v) to msix_mem + 4 * v */
     uint64_t msix_mem;
     int sock;                   /* our end of a stream netdev, or -1 */

@@ -211,7 +211,7 @@ gt_unload() {
     pid=$!
     while kill -0 "$pid" 2>/dev/null; do
         ((SECONDS - t0 < limit)) ||
-            gt_fail "rmmod rdma_sim still running after ${limit}s, waiting in $(cat "/proc/$pid/wchan" 2>/dev/null): $(tr '\n' ';' <"/proc/$pid/stack" 2>/dev/null | cut -c1-600)"
+            gt_fail "rmmod rdma_sim still running after ${limit}s, waiting in $(cat "/proc/$pid/wchan" 2>/dev/null): $(tr '\n' ';' 2>/dev/null <"/proc/$pid/stack" | cut -c1-600)"
         sleep 0.2
     done
     wait "$pid" || gt_fail "rmmod rdma_sim failed: $(dmesg | tail -n 8 | tr '\n' ';')"

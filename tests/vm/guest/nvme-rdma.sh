@@ -134,7 +134,8 @@ if [[ $RSIM_ROLE == server ]]; then
         # the host's I/O running (the host's side: below).
         gt_save_counters
         gt_barrier unload
-        sleep 2
+        # (time for the host to make this address unreachable, below)
+        sleep 5
         gt_unload 120
         gt_check_dmesg
         echo "nvme-rdma: target checks passed (unloaded under I/O)"
@@ -335,8 +336,8 @@ if [[ ${NVME_UNLOAD:-0} == 1 ]]; then
     # device, ignores the request's timeout, and nvme-rdma waits for its
     # outcome without a limit, holding the cm_id that rdma_cm waits for.
     # rmmod hung past the guest's time limit in stop 23's CI; a 2 s pause
-    # before rmmod reproduces it. (The target sleeps 2 s before it unloads:
-    # the barrier needs the route.)
+    # before rmmod reproduces it. (The route comes after the barrier, which
+    # talks to the target: the target waits 5 s before it unloads.)
     ip route add unreachable "$RSIM_PEER/32" || gt_fail "cannot add an unreachable route to $RSIM_PEER"
     t0=$SECONDS
     gt_retry 120 ctrl_down || gt_fail "$CTRL still live 120s after the target unloaded its driver"
