@@ -12,6 +12,7 @@
 # baseline a user would pick) and compares our QEMU build's virtio-net with.
 # nvme-cli, fio: tests/vm/t-nvme-rdma.sh (NVMe over RDMA between two guests:
 # nvme connect on the host, fio with data verification).
+# gnuplot-nox: make bench's plot of bandwidth and latency by message size.
 DEPS_PACKAGES := \
 	gcc libc6-dev make pkg-config python3 python3-venv ninja-build meson flex bison \
 	zlib1g-dev libglib2.0-dev libpixman-1-dev libfdt-dev libslirp-dev libcap-ng-dev libattr1-dev \
@@ -20,7 +21,7 @@ DEPS_PACKAGES := \
 	cpio busybox-static kmod zstd xz-utils \
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev \
 	perftest rdmacm-utils iproute2 python3-pyverbs \
-	iputils-ping ethtool tmux iperf3 \
+	iputils-ping ethtool tmux iperf3 gnuplot-nox \
 	nvme-cli fio nfs-kernel-server nfs-common open-iscsi tshark \
 	shellcheck \
 	clang-14 libclang-rt-14-dev llvm-14 \
@@ -134,7 +135,7 @@ export QEMU_BUILD
 export QEMU_VERSION
 
 .PHONY: all demo bench deps driver lint qemu qemu-next qemu-locked qemu-source qemu-tree qemu-configure qtest vmtest smoke check clean distclean help \
-	qemu-fuzz qemu-fuzz-locked qemu-cov qemu-cov-locked fuzz fuzz-coverage
+	qemu-fuzz qemu-fuzz-locked qemu-cov qemu-cov-locked qemu-plain qemu-plain-locked fuzz fuzz-coverage
 
 all: qemu
 
@@ -159,7 +160,7 @@ demo:
 # goes to build/bench/bench-latest.md.
 bench:
 	@$(REPO)/scripts/deps.sh --if-missing $(DEPS_PACKAGES)
-	@$(MAKE) --no-print-directory qemu
+	@$(MAKE) --no-print-directory qemu qemu-plain
 	$(REPO)/scripts/bench.sh
 
 # The guest driver, as the VM tests build it.
@@ -186,6 +187,24 @@ qemu-configure: qemu-tree
 qemu-locked: qemu-configure
 	ninja -C $(QEMU_BUILD) -j$(JOBS) qemu-system-x86_64
 	@echo "built $(QEMU_BIN)"
+
+# rdma-sim in QEMU 7.2 without patches/qemu, in a source tree and build of
+# its own: make bench's third column, which tells how much of rdma-sim's
+# speed is the device's and how much the netdev patches'.
+PLAIN_SRC   := $(BUILD)/qemu-plain/qemu-7.2+dfsg
+PLAIN_BUILD := $(BUILD)/qemu-plain-build
+export PLAIN_QEMU_BINARY := $(PLAIN_BUILD)/qemu-system-x86_64
+qemu-plain:
+	@mkdir -p $(BUILD)
+	@flock $(BUILD)/.lock $(MAKE) --no-print-directory QEMU_VERSION=7.2 $@-locked
+
+qemu-plain-locked:
+	$(REPO)/scripts/qemu-tree.sh fetch $(BUILD)/qemu-plain $(PLAIN_SRC) 7.2
+	$(REPO)/scripts/qemu-tree.sh link-plain $(PLAIN_SRC) $(REPO) 7.2
+	$(REPO)/scripts/qemu-configure.sh $(PLAIN_SRC) $(PLAIN_BUILD) $(LOGS)/qemu-plain \
+		$(QEMU_CONFIGURE_FLAGS) --extra-cflags=-DRDMA_SIM_UNPATCHED_QEMU
+	ninja -C $(PLAIN_BUILD) -j$(JOBS) qemu-system-x86_64
+	@echo "built $(PLAIN_QEMU_BINARY)"
 
 # The sanitizer and fuzzing build, and the coverage build; flock as above.
 # QEMU 7.2 only for now: the fuzz targets step the clock to the next timer,
@@ -230,7 +249,7 @@ qemu-next:
 	@$(MAKE) --no-print-directory QEMU_VERSION=$(QEMU_NEXT_VERSION) qemu
 
 clean:
-	rm -rf $(BUILD)/qemu-build $(BUILD)/qemu-fuzz $(BUILD)/qemu-cov $(QEMU_NEXT_BUILD) $(LOGS)
+	rm -rf $(BUILD)/qemu-build $(BUILD)/qemu-fuzz $(BUILD)/qemu-cov $(PLAIN_BUILD) $(QEMU_NEXT_BUILD) $(LOGS)
 	$(MAKE) -C $(REPO)/guest-driver clean
 	$(MAKE) -C $(GUEST_TESTS) clean
 	$(MAKE) -C $(REPO)/tutorial clean
@@ -245,7 +264,8 @@ help:
 	@echo "make            build $(QEMU_BIN:$(REPO)/%=%)"
 	@echo "make driver     build build/driver/<ABI>/rdma_sim.ko for the guest kernel (GUEST_ABI=...)"
 	@echo "make demo       two VMs with rdma-sim: ibv_rc_pingpong and ib_write_bw"
-	@echo "make bench      rdma-sim vs Soft-RoCE in TCG guest pairs (table in build/bench/)"
+	@echo "make bench      rdma-sim vs Soft-RoCE in TCG guest pairs (table, JSON, plot in build/bench/)"
+	@echo "make qemu-plain build/qemu-plain-build: rdma-sim in QEMU without patches/qemu (for make bench)"
 	@echo "make check      all test suites (smoke, qtest, vmtest, fuzz, sanitize; deb13: QEMU 10.0 + Linux 6.12)"
 	@echo "make smoke|qtest|vmtest   run one suite"
 	@echo "make fuzz       the fuzz targets, FUZZ_TIME s each (FUZZ_TARGET=one of them)"

@@ -20,6 +20,9 @@
 #       one. Idempotent: files are only written when their content has to
 #       change, so a no-op run does not make meson reconfigure or ninja
 #       rebuild.
+#   scripts/qemu-tree.sh link-plain QEMU_SRC REPO [VERSION]
+#       the same without REPO/patches/qemu (make qemu-plain: what rdma-sim
+#       does on an unmodified QEMU); refuses a tree that has one applied.
 set -euo pipefail
 
 die() { echo "qemu-tree.sh: error: $*" >&2; exit 1; }
@@ -171,7 +174,7 @@ need_file() {
 
 link() {
     QSRC=$1 VERSION=$3
-    local repo=$2
+    local repo=$2 patches=${4:-apply}
     need_file "$QSRC/configure"
     need_file "$QSRC/meson.build"
     need_file "$QSRC/hw/Kconfig"
@@ -285,16 +288,18 @@ link() {
 
     # --- changes to QEMU itself --------------------------------------------
     command -v patch > /dev/null || die "patch not found: run 'make deps' (as root) first"
-    apply_patches "$QSRC" "$repo/patches/qemu" "$VERSION"
+    if [ "$patches" = apply ]; then
+        apply_patches "$QSRC" "$repo/patches/qemu" "$VERSION"
+    else
+        refuse_patches "$QSRC" "$repo/patches/qemu" "$VERSION"
+    fi
 }
 
-# apply_patches QEMU_SRC DIR VERSION: apply DIR/*.patch (-p1) to the QEMU
-# tree, in name order, skipping those already applied; DIR/VERSION/NAME
-# replaces DIR/NAME (a patch whose context differs in that version) and a
-# patch only in DIR/VERSION/ is for that version alone.  Files are only
-# touched when a patch has to go in, so a no-op run rebuilds nothing.
-apply_patches() {
-    local src=$1 dir=$2 version=$3 p name
+# patches_of DIR VERSION: the patches for VERSION, in name order:
+# DIR/VERSION/NAME replaces DIR/NAME (a patch whose context differs in that
+# version) and a patch only in DIR/VERSION/ is for that version alone.
+patches_of() {
+    local dir=$1 version=$2 p name
     local -A pick=()
     shopt -s nullglob
     for p in "$dir"/*.patch "$dir/$version"/*.patch; do
@@ -302,7 +307,29 @@ apply_patches() {
     done
     shopt -u nullglob
     for name in $(printf '%s\n' "${!pick[@]}" | sort); do
-        p=${pick[$name]}
+        echo "${pick[$name]}"
+    done
+}
+
+# refuse_patches QEMU_SRC DIR VERSION: a tree meant to stay without our
+# patches (make qemu-plain) must not have one applied
+refuse_patches() {
+    local src=$1 p
+    for p in $(patches_of "$2" "$3"); do
+        if patch -d "$src" -p1 -R -s -f --dry-run < "$p" > /dev/null 2>&1; then
+            die "$src has $(basename "$p") applied, but this tree is for QEMU without patches/qemu; remove $src and re-run make"
+        fi
+    done
+}
+
+# apply_patches QEMU_SRC DIR VERSION: apply DIR's patches for VERSION
+# (patches_of, -p1) to the QEMU tree, skipping those already applied.
+# Files are only touched when a patch has to go in, so a no-op run rebuilds
+# nothing.
+apply_patches() {
+    local src=$1 dir=$2 version=$3 p name
+    for p in $(patches_of "$dir" "$version"); do
+        name=$(basename "$p")
         if patch -d "$src" -p1 -R -s -f --dry-run < "$p" > /dev/null 2>&1; then
             continue
         fi
@@ -326,5 +353,8 @@ case "${1:-}" in
     link)
         [ $# -eq 3 ] || [ $# -eq 4 ] || die "usage: $0 link QEMU_SRC REPO [VERSION]"
         link "$2" "$3" "${4:-7.2}" ;;
-    *) die "usage: $0 fetch BUILD_DIR QEMU_SRC [VERSION] | link QEMU_SRC REPO [VERSION]" ;;
+    link-plain)
+        [ $# -eq 3 ] || [ $# -eq 4 ] || die "usage: $0 link-plain QEMU_SRC REPO [VERSION]"
+        link "$2" "$3" "${4:-7.2}" refuse ;;
+    *) die "usage: $0 fetch BUILD_DIR QEMU_SRC [VERSION] | link[-plain] QEMU_SRC REPO [VERSION]" ;;
 esac

@@ -276,8 +276,11 @@ static NetClientInfo rdma_sim_net_info = {
     /*
      * The transport sends its frames from bottom halves, a window's worth
      * at a time: a UDP backend may send them together (patches/qemu/0002).
+     * make qemu-plain builds QEMU without our patches, which add the field.
      */
+#ifndef RDMA_SIM_UNPATCHED_QEMU
     .burst_tx = true,
+#endif
 };
 
 void rdma_sim_net_init(RdmaSimState *s, Error **errp)
