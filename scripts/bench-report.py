@@ -1,0 +1,547 @@
+#!/usr/bin/env python3
+"""make bench's report: reads the raw outputs scripts/bench.sh kept in one
+directory and writes, next to it, NAME.json (every run's figures), NAME.md
+(the tables) and NAME.png (bandwidth and latency against message size, with
+gnuplot).  Usage: bench-report.py RAW-DIR OUT-STEM
+
+RAW-DIR holds one directory per pair run, named PART/STACK/.../runN with
+cmds.txt (the commands, one a line), out-N.txt (the client's output of
+command N), wall.txt (seconds for the whole pair run) and, for NVMe,
+fio's bench-*.json; host-udp/mtuM.json is iperf3's output at that MTU's
+frame size, info.txt the run's description (KEY=VALUE lines).
+"""
+
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+
+STACKS = {
+    "rxe-deb": "Soft-RoCE",
+    "rxe": "Soft-RoCE on our QEMU",
+    "rsim": "rdma-sim",
+    "rsim-plain": "rdma-sim on QEMU without our patches",
+}
+BW_FIELDS = ("bytes", "iterations", "bw_peak_MBps", "bw_avg_MBps", "msg_rate_Mpps")
+LAT_FIELDS = ("bytes", "iterations", "min_us", "max_us", "typical_us", "avg_us",
+              "stdev_us", "p99_us", "p999_us")
+# Goals of issue 15 (make bench reports them; no test asserts them)
+LAT_GOAL_US = 30
+TAIL_GOAL = 3
+UDP_SHARE_GOAL = 0.5
+
+
+def human_size(n):
+    for unit, div in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= div and n % div == 0:
+            return f"{n // div} {unit}"
+    return f"{n} B"
+
+
+def perftest_figures(path, tool):
+    """The client's result line of one perftest run, as a dict (None if it
+    printed none: the run failed)."""
+    try:
+        with open(path, errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    fields = BW_FIELDS if tool.endswith("_bw") else LAT_FIELDS
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith("#bytes") and i + 1 < len(lines):
+            vals = lines[i + 1].split()
+            if len(vals) < len(fields):
+                return None
+            try:
+                return {k: float(v) for k, v in zip(fields, vals)}
+            except ValueError:
+                return None
+    return None
+
+
+def path_mtu(directory):
+    try:
+        with open(os.path.join(directory, "out-1.txt"), errors="replace") as f:
+            m = re.search(r"^\s*Mtu\s*:\s*(\d+)", f.read(), re.M)
+            return int(m.group(1)) if m else None
+    except OSError:
+        return None
+
+
+def read_text(path, default=""):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return default
+
+
+def pair_run(directory):
+    """One pair run: its commands and each one's figures."""
+    tests = []
+    cmds = read_text(os.path.join(directory, "cmds.txt")).splitlines()
+    for n, cmd in enumerate(c for c in cmds if c.strip()):
+        argv = cmd.split()
+        tool = argv[0]
+        size = int(argv[argv.index("-s") + 1]) if "-s" in argv else None
+        tests.append({
+            "command": cmd, "tool": tool, "size": size,
+            "result": perftest_figures(os.path.join(directory, f"out-{n + 1}.txt"), tool),
+        })
+    wall = read_text(os.path.join(directory, "wall.txt"))
+    return {"path_mtu": path_mtu(directory), "wall_s": int(wall) if wall else None,
+            "tests": tests}
+
+
+def fio_run(directory):
+    def job(name):
+        with open(os.path.join(directory, f"bench-{name}.json")) as f:
+            t = f.read()
+        return json.loads(t[t.index("{"):])["jobs"][0]["read"]
+    try:
+        pct = job("4k-randread-qd1")["clat_ns"]["percentile"]
+        return {"iops_4k_qd32": round(job("4k-randread-qd32")["iops"]),
+                "p50_us_4k_qd1": round(pct["50.000000"] / 1000),
+                "p99_us_4k_qd1": round(pct["99.000000"] / 1000),
+                "MBps_1m_qd16": round(job("1m-read-qd16")["bw_bytes"] / 1e6)}
+    except (OSError, KeyError, ValueError):
+        return None
+
+
+def iperf_udp(path):
+    try:
+        with open(path) as f:
+            d = json.load(f)
+        s = d["end"]["sum"]
+        return {"MBps": round(s["bytes"] / s["seconds"] / 1e6, 1),
+                "lost_percent": round(s.get("lost_percent", 0.0), 2)}
+    except (OSError, KeyError, ValueError, ZeroDivisionError):
+        return None
+
+
+# -- where a message's time goes (the hops part) -------------------------------
+
+TRACE_RE = re.compile(r"^(\d+)@(\d+)\.(\d+):rdma_sim_(doorbell|tx_packet|rx_packet|cqe) (.*)$")
+# BTH opcodes of RC messages of one packet that a latency test sends
+ONE_PACKET = {0x04: "SEND", 0x05: "SEND", 0x0a: "WRITE", 0x0b: "WRITE"}
+RECV_OPCODES = 128          # RSIM_WC_RECV and above: receive completions
+HOPS = (
+    ("doorbell", "doorbell -> frame built: the sender's main loop wakes, its transport bottom half runs"),
+    ("wire", "frame built -> peer receives it: sendmsg (with our patches, from the send batch's "
+             "bottom half), host UDP, the peer's main loop wakes, recv"),
+    ("deliver", "peer receives -> receive completion written (SEND; WRITE has none)"),
+    ("guest", "completion (or WRITE data) -> the peer's next doorbell: its guest sees it and posts the reply"),
+)
+
+
+def trace_events(path):
+    """(time in us, thread, event, fields) of one QEMU's rdma-sim trace."""
+    out = []
+    try:
+        f = open(path, errors="replace")
+    except OSError:
+        return out
+    with f:
+        for line in f:
+            m = TRACE_RE.match(line.strip())
+            if not m:
+                continue
+            t = int(m.group(2)) * 1e6 + int(m.group(3))
+            nums = [int(x, 0) for x in re.findall(r"(?<![\w.])(0x[0-9a-f]+|\d+)(?![\w.])", m.group(5))]
+            out.append((t, int(m.group(1)), m.group(4), nums))
+    return out
+
+
+def hops(log_a, log_b):
+    """Each one-packet message either guest sent, cut into HOPS (us).  A
+    doorbell is the sender's send-queue doorbell before the frame; the
+    receive and its completion are the peer's events for that QP and PSN;
+    the reply is the peer's next send-queue doorbell."""
+    sides = [trace_events(log_a), trace_events(log_b)]
+    samples = {"SEND": [], "WRITE": []}
+    for x in (0, 1):
+        mine, peer = sides[x], sides[1 - x]
+        rx = {}
+        for i, (t, _, ev, f) in enumerate(peer):
+            if ev == "rx_packet" and len(f) >= 3:
+                rx.setdefault((f[0], f[2]), i)          # (QPN, PSN)
+        last_db = None
+        for t, _, ev, f in mine:
+            if ev == "doorbell" and len(f) >= 3 and f[1] == 0:     # RSIM_DB_SQ
+                last_db = t
+            if ev != "tx_packet" or len(f) < 3 or f[1] not in ONE_PACKET or last_db is None:
+                continue
+            kind, db, i = ONE_PACKET[f[1]], last_db, rx.get((f[0], f[2]))
+            last_db = None
+            if i is None:
+                continue
+            t_rx = peer[i][0]
+            t_done = t_rx
+            if kind == "SEND":
+                t_done = next((e[0] for e in peer[i:i + 8]
+                               if e[2] == "cqe" and len(e[3]) >= 3 and e[3][1] == f[0]
+                               and e[3][2] >= RECV_OPCODES), None)
+                if t_done is None:
+                    continue
+            t_reply = next((e[0] for e in peer[i:] if e[2] == "doorbell" and e[3][1:2] == [0]), None)
+            if t_reply is None:
+                continue
+            samples[kind].append({"doorbell": t - db, "wire": t_rx - t,
+                                  "deliver": t_done - t_rx, "guest": t_reply - t_done})
+    out = {}
+    for kind, rows in samples.items():
+        if not rows:
+            continue
+        out[kind] = {"messages": len(rows)}
+        for h, _ in HOPS:
+            v = sorted(r[h] for r in rows)
+            out[kind][h] = {"median_us": round(statistics.median(v), 1),
+                            "p99_us": round(v[min(len(v) - 1, int(len(v) * 0.99))], 1)}
+        total = sorted(sum(r[h] for h, _ in HOPS) for r in rows)
+        out[kind]["total"] = {"median_us": round(statistics.median(total), 1),
+                              "p99_us": round(total[min(len(total) - 1, int(len(total) * 0.99))], 1)}
+    return out
+
+
+def hops_table(data):
+    out = []
+    for r in data["hops"]:
+        if not r["hops"]:
+            out += [f"## Where the time goes: {STACKS[r['stack']]}, MTU {r['mtu']}", "",
+                    "No traced messages found (the trace logs are in the raw directory).", ""]
+            continue
+        out += [f"## Where the time goes: {STACKS[r['stack']]}, MTU {r['mtu']} "
+                "(one run, 2-byte messages, with rdma-sim's trace events on)", "",
+                "Each message from doorbell to the peer's reply, cut at the trace events "
+                "(both QEMUs stamp them with the host's clock). Tracing itself costs a few us "
+                "per event; perftest's own figures for these traced runs are below the table.", "",
+                "| hop | " + " | ".join(f"{k}: median; p99" for k in r["hops"]) + " |",
+                "|---|" + "---|" * len(r["hops"])]
+        for h, what in HOPS + (("total", "one way, doorbell to the reply's doorbell"),):
+            out.append(f"| {what} | " + " | ".join(
+                f"{fmt(r['hops'][k][h]['median_us'])} us; {fmt(r['hops'][k][h]['p99_us'])} us"
+                for k in r["hops"]) + " |")
+        out.append("")
+        out.append("Messages: " + ", ".join(f"{k} {v['messages']}" for k, v in r["hops"].items()) + ". " +
+                   "perftest, traced: " + "; ".join(
+                       f"{test_name(t['command'])} typical {fmt(t['result']['typical_us'])} us, "
+                       f"p99 {fmt(t['result']['p99_us'])} us"
+                       for t in r["tests"] if t["result"] and t["tool"].endswith("_lat")) + ".")
+        out.append("")
+    return out
+
+
+def collect(raw):
+    """Everything in RAW-DIR as one dict (the JSON)."""
+    info = dict(line.split("=", 1) for line in
+                read_text(os.path.join(raw, "info.txt")).splitlines() if "=" in line)
+    data = {"info": info, "perftest": [], "sweep": [], "hops": [], "nvme": [], "host_udp": []}
+    for part in ("perftest", "sweep"):
+        base = os.path.join(raw, part)
+        for stack in sorted(os.listdir(base)) if os.path.isdir(base) else []:
+            for mtu_dir in sorted(os.listdir(os.path.join(base, stack))):
+                for run in sorted(os.listdir(os.path.join(base, stack, mtu_dir))):
+                    r = pair_run(os.path.join(base, stack, mtu_dir, run))
+                    r.update(stack=stack, mtu=int(mtu_dir[3:]), run=int(run[3:]))
+                    data[part].append(r)
+    base = os.path.join(raw, "hops")
+    for stack in sorted(os.listdir(base)) if os.path.isdir(base) else []:
+        for mtu_dir in sorted(os.listdir(os.path.join(base, stack))):
+            d = os.path.join(base, stack, mtu_dir, "run1")
+            r = pair_run(d)
+            r.update(stack=stack, mtu=int(mtu_dir[3:]),
+                     hops=hops(os.path.join(d, "qemu-a.log"), os.path.join(d, "qemu-b.log")))
+            data["hops"].append(r)
+    base = os.path.join(raw, "nvme")
+    for stack in sorted(os.listdir(base)) if os.path.isdir(base) else []:
+        for run in sorted(os.listdir(os.path.join(base, stack))):
+            data["nvme"].append({"stack": stack, "run": int(run[3:]),
+                                 "result": fio_run(os.path.join(base, stack, run))})
+    base = os.path.join(raw, "host-udp")
+    for name in sorted(os.listdir(base)) if os.path.isdir(base) else []:
+        m = re.match(r"mtu(\d+)-(\d+)\.json$", name)
+        if m:
+            data["host_udp"].append({"mtu": int(m.group(1)), "datagram_bytes": int(m.group(2)),
+                                     "result": iperf_udp(os.path.join(base, name))})
+    return data
+
+
+# -- the tables ---------------------------------------------------------------
+
+def values(runs, stack, mtu, cmd, field):
+    """One figure of one command across a stack's runs (None: a run had none)."""
+    out = []
+    for r in runs:
+        if r["stack"] != stack or r["mtu"] != mtu:
+            continue
+        for t in r["tests"]:
+            if t["command"] == cmd:
+                out.append(t["result"][field] if t["result"] else None)
+    return out
+
+
+def med(vals):
+    if not vals or None in vals:
+        return None
+    return statistics.median(vals)
+
+
+def fmt(v):
+    if v is None:
+        return "?"
+    return f"{v:.0f}" if abs(v) >= 100 else f"{v:.3g}"
+
+
+def cell(vals, unit):
+    m = med(vals)
+    if m is None:
+        return "?"
+    spread = f" ({fmt(min(vals))}-{fmt(max(vals))})" if len(vals) > 1 else ""
+    return f"{fmt(m)}{spread} {unit}"
+
+
+def ratio(a, b, what):
+    if a is None or b is None or a <= 0:
+        return "?"
+    return f"{b / a:.1f}x {what}" if what else f"{b / a:.2f} of the latency"
+
+
+def commands(runs):
+    seen = []
+    for r in runs:
+        for t in r["tests"]:
+            if t["command"] not in seen:
+                seen.append(t["command"])
+    return seen
+
+
+def test_name(cmd):
+    argv = cmd.split()
+    size = int(argv[argv.index("-s") + 1]) if "-s" in argv else None
+    return f"{argv[0]} {human_size(size)}" if size is not None else argv[0]
+
+
+def perftest_cell(runs, stack, mtu, cmd):
+    """A stack's figures of one test: bandwidth, or latency typical;
+    average; p99.  Returns the text and the median compared across
+    stacks (bandwidth or typical latency)."""
+    if cmd.split()[0].endswith("_bw"):
+        v = values(runs, stack, mtu, cmd, "bw_avg_MBps")
+        return cell(v, "MB/s"), med(v)
+    typ = values(runs, stack, mtu, cmd, "typical_us")
+    avg = med(values(runs, stack, mtu, cmd, "avg_us"))
+    p99 = med(values(runs, stack, mtu, cmd, "p99_us"))
+    return f"{cell(typ, 'us')}; {fmt(avg)} us; {fmt(p99)} us", med(typ)
+
+
+def perftest_table(runs, mtu, columns, ratios):
+    """COLUMNS: (stack, heading) pairs; RATIOS: (stack A, stack B, heading),
+    B's median against A's."""
+    columns = [(s, h) for s, h in columns
+               if any(r["stack"] == s and r["mtu"] == mtu for r in runs)]
+    ratios = [(a, b, h) for a, b, h in ratios
+              if all(any(r["stack"] == s and r["mtu"] == mtu for r in runs) for s in (a, b))]
+    heads = [h for _, h in columns] + [h for _, _, h in ratios]
+    out = ["| test | " + " | ".join(heads) + " |", "|---|" + "---|" * len(heads)]
+    for cmd in commands(runs):
+        bw = cmd.split()[0].endswith("_bw")
+        name = test_name(cmd) + ("" if bw else ": typical; average; p99")
+        cells = {s: perftest_cell(runs, s, mtu, cmd) for s, _ in columns}
+        row = [cells[s][0] for s, _ in columns]
+        row += [ratio(cells[a][1], cells[b][1], "the bandwidth" if bw else "") for a, b, _ in ratios]
+        out.append(f"| {name} | " + " | ".join(row) + " |")
+    return out
+
+
+def goals(data, mtu):
+    """How rdma-sim stands against issue 15's goals at this MTU."""
+    runs = data["perftest"]
+    out = []
+    for cmd in commands(runs):
+        if cmd.split()[0].endswith("_lat"):
+            typ = med(values(runs, "rsim", mtu, cmd, "typical_us"))
+            p99 = med(values(runs, "rsim", mtu, cmd, "p99_us"))
+            if typ is not None and p99 is not None:
+                out.append(f"- rdma-sim {test_name(cmd)}: typical {fmt(typ)} us (goal <= {LAT_GOAL_US} us), "
+                           f"p99 {fmt(p99)} us = {p99 / typ:.1f}x typical (goal <= {TAIL_GOAL}x).")
+    udp = [h for h in data["host_udp"] if h["mtu"] == mtu and h["result"]]
+    if udp:
+        h = udp[0]
+        best = None
+        for cmd in commands(runs):
+            if cmd.split()[0].endswith("_bw"):
+                v = med(values(runs, "rsim", mtu, cmd, "bw_avg_MBps"))
+                if v is not None and (best is None or v > best[1]):
+                    best = (test_name(cmd), v)
+        line = (f"- Host UDP over loopback, {h['datagram_bytes']}-byte datagrams (rdma-sim's frame at "
+                f"this path MTU), one iperf3 stream: {fmt(h['result']['MBps'])} MB/s received "
+                f"({h['result']['lost_percent']}% lost).")
+        if best:
+            line += (f" rdma-sim's best, {best[0]} {fmt(best[1])} MB/s, is {best[1] / h['result']['MBps']:.0%}"
+                     f" of it (goal >= {UDP_SHARE_GOAL:.0%}).")
+        out.append(line)
+    return out
+
+
+def sweep_table(data):
+    runs = data["sweep"]
+    if not runs:
+        return []
+    out = ["## Message size sweep (one run each; the plot is NAME.png)", ""]
+    for mtu in sorted({r["mtu"] for r in runs}):
+        stacks = [s for s in STACKS if any(r["stack"] == s and r["mtu"] == mtu for r in runs)]
+        sizes = sorted({t["size"] for r in runs for t in r["tests"] if t["size"]})
+        heads = ([f"{STACKS[s]}: ib_write_bw" for s in stacks] +
+                 [f"{STACKS[s]}: ib_write_lat typical" for s in stacks])
+        out += [f"### Ethernet MTU {mtu}", "",
+                "| size | " + " | ".join(heads) + " |", "|---|" + "---|" * len(heads)]
+        for size in sizes:
+            row = []
+            for tool, field, unit in (("ib_write_bw", "bw_avg_MBps", "MB/s"),
+                                      ("ib_write_lat", "typical_us", "us")):
+                for st in stacks:
+                    v = [t["result"][field] if t["result"] else None
+                         for r in runs if r["stack"] == st and r["mtu"] == mtu
+                         for t in r["tests"] if t["tool"] == tool and t["size"] == size]
+                    row.append(cell(v, unit))
+            out.append(f"| {human_size(size)} | " + " | ".join(row) + " |")
+        out.append("")
+    return out
+
+
+def nvme_table(data):
+    runs = data["nvme"]
+    if not runs:
+        return []
+
+    def v(stack, key):
+        return [r["result"][key] if r["result"] else None for r in runs if r["stack"] == stack]
+    out = ["## NVMe over RDMA (fio on the nvme-rdma host, nvmet-rdma ramdisk target, "
+           "2 vCPUs per guest, MTU 1500)", "",
+           "| fio job | Soft-RoCE | rdma-sim | rdma-sim vs Soft-RoCE |", "|---|---|---|---|"]
+    for key, name, unit, what in (
+            ("iops_4k_qd32", "4 KiB random read, QD 32", "IOPS", "the IOPS"),
+            ("p50_us_4k_qd1", "4 KiB random read, QD 1, latency p50", "us", ""),
+            ("p99_us_4k_qd1", "4 KiB random read, QD 1, latency p99", "us", ""),
+            ("MBps_1m_qd16", "1 MiB sequential read, QD 16", "MB/s", "the bandwidth")):
+        a, b = v("rxe-deb", key), v("rsim", key)
+        out.append(f"| {name} | {cell(a, unit)} | {cell(b, unit)} | {ratio(med(a), med(b), what)} |")
+    return out + [""]
+
+
+def report(data, stem):
+    info = data["info"]
+    runs = data["perftest"]
+    nruns = max([r["run"] for r in runs] + [r["run"] for r in data["nvme"]] + [1])
+    out = [f"# rdma-sim vs Soft-RoCE ({info.get('date', '?')})", "",
+           f"Pairs of TCG guests (1 vCPU, 1 GiB each) on {info.get('cores', '?')} host cores, "
+           f"Debian {info.get('abi', '?')} kernel, host UDP link (-netdev socket,udp=), "
+           "stock perftest; figures from the client.",
+           f"Soft-RoCE = rdma_rxe over virtio-net in the guest, on Debian's QEMU package "
+           f"({info.get('debian_qemu', '?')}); rdma-sim = this device and driver, on our QEMU "
+           "build (with patches/qemu); where the table has it, rdma-sim also ran on the same "
+           "QEMU without patches/qemu (make qemu-plain), and the last column is what the "
+           "patches give."]
+    if nruns > 1:
+        out.append(f"Each pair ran {nruns} times: medians, with the range of the runs in brackets; "
+                   "the ratio is of the medians.")
+    out += ["", f"Every run's figures: {os.path.basename(stem)}.json; raw outputs: "
+            f"{info.get('raw', '?')}.", ""]
+    for mtu in sorted({r["mtu"] for r in runs}):
+        pm = {s: next((r["path_mtu"] for r in runs if r["stack"] == s and r["mtu"] == mtu), None)
+              for s in STACKS}
+        out += [f"## Ethernet MTU {mtu} (RoCE path MTU: Soft-RoCE {pm['rxe-deb'] or '?'}, "
+                f"rdma-sim {pm['rsim'] or '?'})", ""]
+        out += perftest_table(runs, mtu,
+                              (("rxe-deb", "Soft-RoCE"), ("rsim", "rdma-sim"),
+                               ("rsim-plain", "rdma-sim, QEMU without our patches")),
+                              (("rxe-deb", "rsim", "rdma-sim vs Soft-RoCE"),
+                               ("rsim-plain", "rsim", "our patches' share: with vs without")))
+        walls = {s: med([r["wall_s"] for r in runs if r["stack"] == s and r["mtu"] == mtu])
+                 for s in ("rxe-deb", "rsim")}
+        out += ["", f"Whole run of a pair (boot, setup, all tests, power off), median: Soft-RoCE "
+                f"{fmt(walls['rxe-deb'])} s, rdma-sim {fmt(walls['rsim'])} s.", ""]
+        out += goals(data, mtu) + [""]
+        if any(r["stack"] == "rxe" and r["mtu"] == mtu for r in runs):
+            out += ["### virtio-net on our QEMU build against Debian's QEMU "
+                    "(Soft-RoCE both times, same run)", ""]
+            out += perftest_table(runs, mtu, (("rxe-deb", "Debian's QEMU"), ("rxe", "our QEMU")),
+                                  (("rxe-deb", "rxe", "ours vs Debian's"),))
+            out.append("")
+    out += hops_table(data)
+    out += [line.replace("NAME", os.path.basename(stem)) for line in sweep_table(data)]
+    out += nvme_table(data)
+    return "\n".join(out) + "\n"
+
+
+# -- the plot -----------------------------------------------------------------
+
+def plot(data, stem):
+    """NAME.png: bandwidth and typical latency against message size, one
+    line per stack and MTU.  Returns why there is none, or None."""
+    runs = data["sweep"]
+    if not runs:
+        return "no sweep in this run (BENCH_PARTS)"
+    gnuplot = shutil.which("gnuplot")
+    if not gnuplot:
+        return "gnuplot not found: install gnuplot-nox (make deps)"
+    series = {"bw": [], "lat": []}
+    for r in sorted(runs, key=lambda r: (r["mtu"], r["stack"])):
+        for kind, field in (("bw", "bw_avg_MBps"), ("lat", "typical_us")):
+            pts = [(t["size"], t["result"][field]) for t in r["tests"]
+                   if t["result"] and t["size"] and t["tool"].endswith("_" + kind)]
+            if pts:
+                name = f"{STACKS[r['stack']]}, MTU {r['mtu']}"
+                path = f"{stem}-{kind}-{r['stack']}-{r['mtu']}.dat"
+                with open(path, "w") as f:
+                    f.writelines(f"{s} {v}\n" for s, v in sorted(pts))
+                series[kind].append((path, name))
+
+    def plots(kind):
+        return ", ".join(f"'{p}' using 1:2 with linespoints title '{n}'" for p, n in series[kind])
+    script = f"""set terminal pngcairo size 1200,500 font ',10' noenhanced
+set output '{stem}.png'
+set multiplot layout 1,2 title 'rdma-sim vs Soft-RoCE, two TCG guests ({data["info"].get("date", "")})'
+set logscale xy
+set grid
+set key top left
+set xlabel 'message size (bytes)'
+set xtics ('2 B' 2, '32 B' 32, '512 B' 512, '8 KiB' 8192, '128 KiB' 131072, '1 MiB' 1048576)
+set ylabel 'ib_write_bw, MB/s'
+set title 'Bandwidth'
+plot {plots("bw")}
+set key top left
+set ylabel 'ib_write_lat, typical, us'
+set title 'Latency'
+plot {plots("lat")}
+unset multiplot
+"""
+    res = subprocess.run([gnuplot], input=script, text=True, capture_output=True)
+    for kind in series:
+        for p, _ in series[kind]:
+            os.unlink(p)
+    if res.returncode != 0:
+        return "gnuplot failed: " + res.stderr.strip().splitlines()[-1]
+    return None
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: bench-report.py RAW-DIR OUT-STEM")
+    raw, stem = sys.argv[1], sys.argv[2]
+    data = collect(raw)
+    with open(stem + ".json", "w") as f:
+        json.dump(data, f, indent=1)
+    text = report(data, stem)
+    why = plot(data, stem)
+    text += f"\nPlot: {os.path.basename(stem)}.png\n" if why is None else f"\nNo plot: {why}.\n"
+    with open(stem + ".md", "w") as f:
+        f.write(text)
+    sys.stdout.write(text)
+
+
+if __name__ == "__main__":
+    main()
