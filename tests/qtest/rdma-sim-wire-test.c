@@ -2,7 +2,8 @@
  * QTest testcase for the rdma-sim RDMA NIC: frames on its port.  Raw
  * Ethernet through the Ethernet rings and a stream socket netdev; RoCEv2
  * on a UDP wire whose other end the test plays: frames Soft-RoCE sent,
- * the device's own frames field by field, bursts, NAKs, garbage.
+ * the device's own frames field by field, bursts, NAKs, a READ's share of
+ * a QP's turn, garbage.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -515,10 +516,14 @@ static QSimDev *wire_rc_connect(const char *machine, Wire *w, bool dgram,
     return d;
 }
 
-/* AETH syndromes: ACK (credits invalid), NAK for a PSN sequence error */
+/*
+ * AETH syndromes: ACK (credits invalid), NAKs for a PSN sequence error and
+ * an invalid request, an RNR NAK asking for a wait of 10 us
+ */
 #define AETH_SYN_ACK            0x1f
 #define AETH_SYN_NAK_PSN_SEQ    0x60
 #define AETH_SYN_NAK_INVALID_REQ 0x61
+#define AETH_SYN_RNR_NAK_10US   0x21
 
 /* Send the peer's acknowledgement (AETH syndrome syn) of psn to the QP. */
 static void wire_send_aeth(Wire *w, uint32_t qpn, uint8_t syn, uint32_t psn)
@@ -745,6 +750,121 @@ static void test_wire_read_too_long(const char *machine)
     wire_stop(d, &w);
 }
 
+/* Receive the next frame the device sends, without moving the clock */
+static ssize_t wire_recv_now(Wire *w, uint8_t *buf, size_t size)
+{
+    GPollFD p = { .fd = w->fd, .events = G_IO_IN };
+
+    g_assert_cmpint(g_poll(&p, 1, QSIM_POLL_US / 1000), ==, 1);
+    return recv(w->fd, buf, size, 0);
+}
+
+/*
+ * A large READ from the peer cannot starve the QP's own SENDs: READ
+ * responses and requests share the QP's turn, half each, and what one
+ * leaves to the other (datasheet, RC QPs).  A turn is 64 packets
+ * (RDMA_SIM_BURST): the responder sends 32, the requester 32 and what the
+ * responder left, then the responder what the requester left.
+ *
+ * Both kinds must wait for the same turn.  The requester waits out an RNR
+ * NAK; the peer's READ request for 96 packets waits in a filter-buffer on
+ * the netdev (a filter-dump before it shows when it got there); one clock
+ * step ends the RNR wait and lets the request through, before any turn.
+ * Nothing else moves the clock, so no tail-loss probe (5 ms) adds a frame.
+ * The 49 SEND packets (the one the RNR NAK sends back, then 3 x 16) and
+ * the 96 READ responses leave in the runs below, each kind complete and in
+ * PSN order.
+ */
+static void test_wire_read_shares_turn(const char *machine)
+{
+    /*
+     * Turn 1: 32 + 32.  Turn 2: 32 responses, the last 17 SENDs and 15
+     * responses more in what they left.  Turn 3: the last 17 responses.
+     */
+    static const struct {
+        bool read;
+        uint32_t n;
+    } runs[] = {
+        { true, 32 }, { false, 32 }, { true, 32 }, { false, 17 }, { true, 32 },
+    };
+    const uint32_t psn0 = 0x123456, rd_pkts = 96;
+    uint8_t rd[74], f[2048];
+    g_autofree char *pcap = NULL;
+    int64_t deadline;
+    uint32_t r = 0, s = 0;
+    int rcvbuf = 1 << 20;
+    struct stat st;
+    QSimEndpoint ep;
+    QSimMr mr;
+    Wire w;
+    QSimWr wr = { .opcode = RSIM_WR_SEND, .nsge = 1 };
+    QSimDev *d = wire_rc_connect(machine, &w, false, &ep, &mr,
+                                 rd_pkts * 1024);
+
+    /* 146 frames of 1 KiB wait in our socket: more than its default room */
+    g_assert_cmpint(setsockopt(w.fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
+                               sizeof(rcvbuf)), ==, 0);
+    wr.sge[0] = qsim_sge(&mr, 0, 64);
+    qsim_send(d, &ep.qp, &wr);
+    stat_wait(d, RSIM_STAT_TX_FRAMES, 1);
+    wire_send_aeth(&w, ep.qp.qpn, AETH_SYN_RNR_NAK_10US, psn0);
+    stat_wait(d, RSIM_STAT_RNR_NAK_RCVD, 1);
+    wr.sge[0] = qsim_sge(&mr, 0, 16 * 1024);
+    for (int i = 0; i < 3; i++) {
+        qsim_send(d, &ep.qp, &wr);
+    }
+
+    g_assert_cmpint(close(g_file_open_tmp("rsim-XXXXXX.pcap", &pcap, NULL)),
+                    ==, 0);
+    qtest_qmp_assert_success(d->qts, "{'execute': 'object-add', 'arguments':"
+                             " {'qom-type': 'filter-dump', 'id': 'dump',"
+                             " 'netdev': 'n0', 'queue': 'tx', 'file': %s}}",
+                             pcap);
+    qtest_qmp_assert_success(d->qts, "{'execute': 'object-add', 'arguments':"
+                             " {'qom-type': 'filter-buffer', 'id': 'hold',"
+                             " 'netdev': 'n0', 'queue': 'tx',"
+                             " 'interval': 1000}}");
+    /* rxe_ack's headers as a READ request (PSN 0, AckReq) for all of mr */
+    memcpy(rd, rxe_ack, 54);
+    rd[42] = 0x0c;
+    stl_be_p(rd + 46, ep.qp.qpn);
+    stl_be_p(rd + 50, 0x80000000);
+    stq_be_p(rd + 54, mr.addr);
+    stl_be_p(rd + 62, mr.rkey);
+    stl_be_p(rd + 66, rd_pkts * 1024);
+    g_assert_cmpuint(qsim_roce_finish(rd, sizeof(rd) - 4, 0), ==, sizeof(rd));
+    wire_send(&w, rd, sizeof(rd));
+    /* held once dumped: the pcap file header, a record header, the frame */
+    deadline = g_get_monotonic_time() + QSIM_POLL_US;
+    while (stat(pcap, &st) || (size_t)st.st_size < 24 + 16 + sizeof(rd)) {
+        g_assert_cmpint(g_get_monotonic_time(), <, deadline);
+        g_usleep(1000);
+    }
+    unlink(pcap);
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_TX_FRAMES), ==, 1);
+    qtest_clock_step(d->qts, 2 * 1000 * 1000);     /* 2 ms */
+
+    /* the SEND packet as first sent, then the turns */
+    g_assert_cmpint(wire_recv_now(&w, f, sizeof(f)), ==,
+                    14 + 20 + 8 + 12 + 64 + 4);
+    g_assert_cmphex(ldl_be_p(f + 50) & 0xffffff, ==, psn0);
+    for (size_t i = 0; i < ARRAY_SIZE(runs); i++) {
+        for (uint32_t k = 0; k < runs[i].n; k++) {
+            uint32_t psn = runs[i].read ? r++ : psn0 + s++;
+
+            wire_recv_now(&w, f, sizeof(f));
+            /* READ responses are opcodes 0x0d..0x10, SENDs 0x00..0x05 */
+            g_assert_cmpuint(f[42] >= 0x0d, ==, runs[i].read);
+            g_assert_cmphex(ldl_be_p(f + 50) & 0xffffff, ==, psn);
+        }
+    }
+    g_assert_cmpuint(r, ==, rd_pkts);
+    g_assert_cmpuint(s, ==, 1 + 3 * 16);
+    qsim_settle(d);
+    g_assert_cmpint(recv(w.fd, f, sizeof(f), 0), ==, -1);
+    wire_stop(d, &w);
+}
+
 /*
  * Garbage from the network: dropped and counted, never a crash.  The
  * generator has a seed of its own: the same 3000 frames every run.
@@ -791,6 +911,7 @@ static const QSimTest tests[] = {
     { "wire/tx-burst", test_wire_tx_burst, QSIM_ONCE },
     { "wire/tx-burst-dgram", test_wire_tx_burst_dgram, QSIM_ONCE },
     { "wire/read-too-long", test_wire_read_too_long, QSIM_ONCE },
+    { "wire/read-shares-turn", test_wire_read_shares_turn, QSIM_ONCE },
     { "wire/garbage", test_wire_garbage, QSIM_ONCE },
 };
 
