@@ -41,6 +41,23 @@ def human_size(n):
     return f"{n} B"
 
 
+def cmd_size(cmd):
+    """The message size a perftest command line asks for (-s), or None."""
+    argv = cmd.split()
+    return int(argv[argv.index("-s") + 1]) if "-s" in argv else None
+
+
+def is_bw(cmd):
+    """A bandwidth test (ib_*_bw), not a latency test."""
+    return cmd.split()[0].endswith("_bw")
+
+
+def median_p99(v):
+    v = sorted(v)
+    return {"median_us": round(statistics.median(v), 1),
+            "p99_us": round(v[min(len(v) - 1, int(len(v) * 0.99))], 1)}
+
+
 def perftest_figures(path, tool):
     """The client's result line of one perftest run, as a dict (None if it
     printed none: the run failed)."""
@@ -84,11 +101,9 @@ def pair_run(directory):
     tests = []
     cmds = read_text(os.path.join(directory, "cmds.txt")).splitlines()
     for n, cmd in enumerate(c for c in cmds if c.strip()):
-        argv = cmd.split()
-        tool = argv[0]
-        size = int(argv[argv.index("-s") + 1]) if "-s" in argv else None
+        tool = cmd.split()[0]
         tests.append({
-            "command": cmd, "tool": tool, "size": size,
+            "command": cmd, "tool": tool, "size": cmd_size(cmd),
             "result": perftest_figures(os.path.join(directory, f"out-{n + 1}.txt"), tool),
         })
     wall = read_text(os.path.join(directory, "wall.txt"))
@@ -115,7 +130,7 @@ def iperf_udp(path):
     try:
         with open(path) as f:
             d = json.load(f)
-        s = d["end"]["sum"]
+        s = d["end"]["sum_received"]      # "sum" counts what was sent
         return {"MBps": round(s["bytes"] / s["seconds"] / 1e6, 1),
                 "lost_percent": round(s.get("lost_percent", 0.0), 2)}
     except (OSError, KeyError, ValueError, ZeroDivisionError):
@@ -124,7 +139,7 @@ def iperf_udp(path):
 
 # -- where a message's time goes (the hops part) -------------------------------
 
-TRACE_RE = re.compile(r"^(\d+)@(\d+)\.(\d+):rdma_sim_(doorbell|tx_packet|rx_packet|cqe) (.*)$")
+TRACE_RE = re.compile(r"^\d+@(\d+)\.(\d+):rdma_sim_(doorbell|tx_packet|rx_packet|cqe) (.*)$")
 # BTH opcodes of RC messages of one packet that a latency test sends
 ONE_PACKET = {0x04: "SEND", 0x05: "SEND", 0x0a: "WRITE", 0x0b: "WRITE"}
 RECV_OPCODES = 128          # RSIM_WC_RECV and above: receive completions
@@ -138,7 +153,7 @@ HOPS = (
 
 
 def trace_events(path):
-    """(time in us, thread, event, fields) of one QEMU's rdma-sim trace."""
+    """(time in us, event, fields) of one QEMU's rdma-sim trace."""
     out = []
     try:
         f = open(path, errors="replace")
@@ -149,9 +164,9 @@ def trace_events(path):
             m = TRACE_RE.match(line.strip())
             if not m:
                 continue
-            t = int(m.group(2)) * 1e6 + int(m.group(3))
-            nums = [int(x, 0) for x in re.findall(r"(?<![\w.])(0x[0-9a-f]+|\d+)(?![\w.])", m.group(5))]
-            out.append((t, int(m.group(1)), m.group(4), nums))
+            t = int(m.group(1)) * 1e6 + int(m.group(2))
+            nums = [int(x, 0) for x in re.findall(r"(?<![\w.])(0x[0-9a-f]+|\d+)(?![\w.])", m.group(4))]
+            out.append((t, m.group(3), nums))
     return out
 
 
@@ -165,11 +180,11 @@ def hops(log_a, log_b):
     for x in (0, 1):
         mine, peer = sides[x], sides[1 - x]
         rx = {}
-        for i, (t, _, ev, f) in enumerate(peer):
+        for i, (t, ev, f) in enumerate(peer):
             if ev == "rx_packet" and len(f) >= 3:
                 rx.setdefault((f[0], f[2]), i)          # (QPN, PSN)
         last_db = None
-        for t, _, ev, f in mine:
+        for t, ev, f in mine:
             if ev == "doorbell" and len(f) >= 3 and f[1] == 0:     # RSIM_DB_SQ
                 last_db = t
             if ev != "tx_packet" or len(f) < 3 or f[1] not in ONE_PACKET or last_db is None:
@@ -182,11 +197,11 @@ def hops(log_a, log_b):
             t_done = t_rx
             if kind == "SEND":
                 t_done = next((e[0] for e in peer[i:i + 8]
-                               if e[2] == "cqe" and len(e[3]) >= 3 and e[3][1] == f[0]
-                               and e[3][2] >= RECV_OPCODES), None)
+                               if e[1] == "cqe" and len(e[2]) >= 3 and e[2][1] == f[0]
+                               and e[2][2] >= RECV_OPCODES), None)
                 if t_done is None:
                     continue
-            t_reply = next((e[0] for e in peer[i:] if e[2] == "doorbell" and e[3][1:2] == [0]), None)
+            t_reply = next((e[0] for e in peer[i:] if e[1] == "doorbell" and e[2][1:2] == [0]), None)
             if t_reply is None:
                 continue
             samples[kind].append({"doorbell": t - db, "wire": t_rx - t,
@@ -197,12 +212,8 @@ def hops(log_a, log_b):
             continue
         out[kind] = {"messages": len(rows)}
         for h, _ in HOPS:
-            v = sorted(r[h] for r in rows)
-            out[kind][h] = {"median_us": round(statistics.median(v), 1),
-                            "p99_us": round(v[min(len(v) - 1, int(len(v) * 0.99))], 1)}
-        total = sorted(sum(r[h] for h, _ in HOPS) for r in rows)
-        out[kind]["total"] = {"median_us": round(statistics.median(total), 1),
-                              "p99_us": round(total[min(len(total) - 1, int(len(total) * 0.99))], 1)}
+            out[kind][h] = median_p99(r[h] for r in rows)
+        out[kind]["total"] = median_p99(sum(r[h] for h, _ in HOPS) for r in rows)
     return out
 
 
@@ -239,22 +250,18 @@ def collect(raw):
     info = dict(line.split("=", 1) for line in
                 read_text(os.path.join(raw, "info.txt")).splitlines() if "=" in line)
     data = {"info": info, "perftest": [], "sweep": [], "hops": [], "nvme": [], "host_udp": []}
-    for part in ("perftest", "sweep"):
+    for part in ("perftest", "sweep", "hops"):
         base = os.path.join(raw, part)
         for stack in sorted(os.listdir(base)) if os.path.isdir(base) else []:
             for mtu_dir in sorted(os.listdir(os.path.join(base, stack))):
                 for run in sorted(os.listdir(os.path.join(base, stack, mtu_dir))):
-                    r = pair_run(os.path.join(base, stack, mtu_dir, run))
+                    d = os.path.join(base, stack, mtu_dir, run)
+                    r = pair_run(d)
                     r.update(stack=stack, mtu=int(mtu_dir[3:]), run=int(run[3:]))
+                    if part == "hops":
+                        r["hops"] = hops(os.path.join(d, "qemu-a.log"),
+                                         os.path.join(d, "qemu-b.log"))
                     data[part].append(r)
-    base = os.path.join(raw, "hops")
-    for stack in sorted(os.listdir(base)) if os.path.isdir(base) else []:
-        for mtu_dir in sorted(os.listdir(os.path.join(base, stack))):
-            d = os.path.join(base, stack, mtu_dir, "run1")
-            r = pair_run(d)
-            r.update(stack=stack, mtu=int(mtu_dir[3:]),
-                     hops=hops(os.path.join(d, "qemu-a.log"), os.path.join(d, "qemu-b.log")))
-            data["hops"].append(r)
     base = os.path.join(raw, "nvme")
     for stack in sorted(os.listdir(base)) if os.path.isdir(base) else []:
         for run in sorted(os.listdir(os.path.join(base, stack))):
@@ -319,16 +326,20 @@ def commands(runs):
 
 
 def test_name(cmd):
-    argv = cmd.split()
-    size = int(argv[argv.index("-s") + 1]) if "-s" in argv else None
-    return f"{argv[0]} {human_size(size)}" if size is not None else argv[0]
+    size = cmd_size(cmd)
+    return f"{cmd.split()[0]} {human_size(size)}" if size is not None else cmd.split()[0]
+
+
+def ran(runs, stack, mtu):
+    """Whether the stack ran at this MTU."""
+    return any(r["stack"] == stack and r["mtu"] == mtu for r in runs)
 
 
 def perftest_cell(runs, stack, mtu, cmd):
     """A stack's figures of one test: bandwidth, or latency typical;
     average; p99.  Returns the text and the median compared across
     stacks (bandwidth or typical latency)."""
-    if cmd.split()[0].endswith("_bw"):
+    if is_bw(cmd):
         v = values(runs, stack, mtu, cmd, "bw_avg_MBps")
         return cell(v, "MB/s"), med(v)
     typ = values(runs, stack, mtu, cmd, "typical_us")
@@ -340,14 +351,12 @@ def perftest_cell(runs, stack, mtu, cmd):
 def perftest_table(runs, mtu, columns, ratios):
     """COLUMNS: (stack, heading) pairs; RATIOS: (stack A, stack B, heading),
     B's median against A's."""
-    columns = [(s, h) for s, h in columns
-               if any(r["stack"] == s and r["mtu"] == mtu for r in runs)]
-    ratios = [(a, b, h) for a, b, h in ratios
-              if all(any(r["stack"] == s and r["mtu"] == mtu for r in runs) for s in (a, b))]
+    columns = [(s, h) for s, h in columns if ran(runs, s, mtu)]
+    ratios = [(a, b, h) for a, b, h in ratios if ran(runs, a, mtu) and ran(runs, b, mtu)]
     heads = [h for _, h in columns] + [h for _, _, h in ratios]
     out = ["| test | " + " | ".join(heads) + " |", "|---|" + "---|" * len(heads)]
     for cmd in commands(runs):
-        bw = cmd.split()[0].endswith("_bw")
+        bw = is_bw(cmd)
         name = test_name(cmd) + ("" if bw else ": typical; average; p99")
         cells = {s: perftest_cell(runs, s, mtu, cmd) for s, _ in columns}
         row = [cells[s][0] for s, _ in columns]
@@ -361,7 +370,7 @@ def goals(data, mtu):
     runs = data["perftest"]
     out = []
     for cmd in commands(runs):
-        if cmd.split()[0].endswith("_lat"):
+        if not is_bw(cmd):
             typ = med(values(runs, "rsim", mtu, cmd, "typical_us"))
             p99 = med(values(runs, "rsim", mtu, cmd, "p99_us"))
             if typ is not None and p99 is not None:
@@ -372,7 +381,7 @@ def goals(data, mtu):
         h = udp[0]
         best = None
         for cmd in commands(runs):
-            if cmd.split()[0].endswith("_bw"):
+            if is_bw(cmd):
                 v = med(values(runs, "rsim", mtu, cmd, "bw_avg_MBps"))
                 if v is not None and (best is None or v > best[1]):
                     best = (test_name(cmd), v)
@@ -386,14 +395,15 @@ def goals(data, mtu):
     return out
 
 
-def sweep_table(data):
+def sweep_table(data, plot_name):
     runs = data["sweep"]
     if not runs:
         return []
-    out = ["## Message size sweep (one run each; the plot is NAME.png)", ""]
+    out = [f"## Message size sweep (one run each; the plot is {plot_name})", ""]
+    cmds = {(cmd.split()[0], cmd_size(cmd)): cmd for cmd in commands(runs)}
     for mtu in sorted({r["mtu"] for r in runs}):
-        stacks = [s for s in STACKS if any(r["stack"] == s and r["mtu"] == mtu for r in runs)]
-        sizes = sorted({t["size"] for r in runs for t in r["tests"] if t["size"]})
+        stacks = [s for s in STACKS if ran(runs, s, mtu)]
+        sizes = sorted({size for _, size in cmds if size})
         heads = ([f"{STACKS[s]}: ib_write_bw" for s in stacks] +
                  [f"{STACKS[s]}: ib_write_lat typical" for s in stacks])
         out += [f"### Ethernet MTU {mtu}", "",
@@ -403,10 +413,7 @@ def sweep_table(data):
             for tool, field, unit in (("ib_write_bw", "bw_avg_MBps", "MB/s"),
                                       ("ib_write_lat", "typical_us", "us")):
                 for st in stacks:
-                    v = [t["result"][field] if t["result"] else None
-                         for r in runs if r["stack"] == st and r["mtu"] == mtu
-                         for t in r["tests"] if t["tool"] == tool and t["size"] == size]
-                    row.append(cell(v, unit))
+                    row.append(cell(values(runs, st, mtu, cmds.get((tool, size)), field), unit))
             out.append(f"| {human_size(size)} | " + " | ".join(row) + " |")
         out.append("")
     return out
@@ -472,7 +479,7 @@ def report(data, stem):
                                   (("rxe-deb", "rxe", "ours vs Debian's"),))
             out.append("")
     out += hops_table(data)
-    out += [line.replace("NAME", os.path.basename(stem)) for line in sweep_table(data)]
+    out += sweep_table(data, os.path.basename(stem) + ".png")
     out += nvme_table(data)
     return "\n".join(out) + "\n"
 

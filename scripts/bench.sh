@@ -12,7 +12,7 @@
 # rdma-sim also runs on QEMU without those changes (make qemu-plain,
 # PLAIN_QEMU_BINARY): how much of its speed they give.
 #
-# Parts (BENCH_PARTS, default "perftest sweep nvme"):
+# Parts (BENCH_PARTS, default "perftest sweep hops nvme"):
 #  perftest  bandwidth and latency tests; each pair runs BENCH_RUNS times
 #            (default 3), the stacks in turn: two cores shared by four busy
 #            threads make single runs vary by a third or more, so the table
@@ -194,7 +194,6 @@ fi
     echo "abi=$(tests/vm/vm abi)"
     echo "debian_qemu=$("$debian_qemu" --version | head -n1 | sed 's/QEMU emulator version //')"
     echo "raw=$raw"
-    echo "runs=$runs"
 } >"$raw/info.txt"
 out=build/bench/bench-$stamp
 scripts/bench-report.py "$raw" "$out"
