@@ -324,15 +324,24 @@ refuse_patches() {
 
 # apply_patches QEMU_SRC DIR VERSION: apply DIR's patches for VERSION
 # (patches_of, -p1) to the QEMU tree, skipping those already applied.
+# They are a series: a later patch may change the lines of an earlier one,
+# which then no longer reverts on its own.  So the last patch that reverts
+# marks how far the series went in, and only the ones after it are applied
+# (a tree from before a patch was added to the series gets just that one).
 # Files are only touched when a patch has to go in, so a no-op run rebuilds
 # nothing.
 apply_patches() {
-    local src=$1 dir=$2 version=$3 p name
-    for p in $(patches_of "$dir" "$version"); do
-        name=$(basename "$p")
-        if patch -d "$src" -p1 -R -s -f --dry-run < "$p" > /dev/null 2>&1; then
-            continue
+    local src=$1 dir=$2 version=$3 p name i done=0
+    local -a series
+    mapfile -t series < <(patches_of "$dir" "$version")
+    for ((i = ${#series[@]}; i > 0; i--)); do
+        if patch -d "$src" -p1 -R -s -f --dry-run < "${series[i - 1]}" > /dev/null 2>&1; then
+            done=$i
+            break
         fi
+    done
+    for p in "${series[@]:done}"; do
+        name=$(basename "$p")
         patch -d "$src" -p1 -N -s -f --dry-run < "$p" > /dev/null 2>&1 ||
             die "$name does not apply to $src (not QEMU $version, or the files it changes were edited); start from a clean tree: remove $src and re-run make"
         patch -d "$src" -p1 -N -s -f --no-backup-if-mismatch < "$p" > /dev/null ||
