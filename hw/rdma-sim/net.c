@@ -267,19 +267,29 @@ static void rdma_sim_link_status_changed(NetClientState *nc)
     s->busy--;
 }
 
+#ifndef RDMA_SIM_UNPATCHED_QEMU
+/*
+ * The transport sends its frames from bottom halves, a window's worth at a
+ * time: a UDP backend may send them together (patches/qemu/0002).  The
+ * frames of a doorbell's own turn go at once (patches/qemu/0003).
+ */
+static bool rdma_sim_net_burst_tx(NetClientState *nc)
+{
+    RdmaSimState *s = qemu_get_nic_opaque(nc);
+
+    return !s->xmit_at_once;
+}
+#endif
+
 static NetClientInfo rdma_sim_net_info = {
     .type = NET_CLIENT_DRIVER_NIC,
     .size = sizeof(NICState),
     .can_receive = rdma_sim_can_receive,
     .receive = rdma_sim_receive,
     .link_status_changed = rdma_sim_link_status_changed,
-    /*
-     * The transport sends its frames from bottom halves, a window's worth
-     * at a time: a UDP backend may send them together (patches/qemu/0002).
-     * make qemu-plain builds QEMU without our patches, which add the field.
-     */
+    /* make qemu-plain builds QEMU without our patches, which add the field */
 #ifndef RDMA_SIM_UNPATCHED_QEMU
-    .burst_tx = true,
+    .burst_tx = rdma_sim_net_burst_tx,
 #endif
 };
 

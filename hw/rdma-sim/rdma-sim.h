@@ -285,6 +285,8 @@ struct RdmaSimState {
      * re-entering the device.
      */
     unsigned busy;
+    /* a doorbell's own turn: its frames leave at once, not in a batch */
+    bool xmit_at_once;
 
     /* port */
     uint8_t mac[6];

@@ -139,6 +139,9 @@ void rdma_sim_xmit(RdmaSimState *s, RoceFrame *f)
         memcpy(gid + 12, dip, 4);
     }
     loop = rdma_sim_is_own_gid(s, gid);
+    if (s->xmit_at_once) {
+        s->stats[RSIM_STAT_TX_AT_DOORBELL]++;
+    }
     /* BTH: opcode, then the destination QP and the PSN (24 bits each) */
     trace_rdma_sim_tx_packet(ldl_be_p(f->data + f->bth + 4) & ROCE_QPN_MASK,
                              f->data[f->bth],
@@ -200,14 +203,15 @@ static void rdma_sim_qp_unschedule(RdmaSimState *s, RdmaSimQp *qp)
 }
 
 /*
- * One turn of a QP: what the responder owes (a coalesced ACK, READ
- * responses) goes first, then the requester sends new and resent packets,
- * then the completer retires the WQEs that finished.  Returns true when
- * the QP has more to send now (it goes to the end of the work list).
+ * One turn of a QP, burst packets at most: what the responder owes (a
+ * coalesced ACK, READ responses) goes first, then the requester sends new
+ * and resent packets, then the completer retires the WQEs that finished.
+ * Returns true when the QP has more to send now (it goes to the end of the
+ * work list).
  */
-static bool rdma_sim_qp_turn(RdmaSimState *s, RdmaSimQp *qp)
+static bool rdma_sim_qp_turn(RdmaSimState *s, RdmaSimQp *qp, unsigned burst)
 {
-    unsigned resp = RDMA_SIM_BURST / 2, req;
+    unsigned resp = burst / 2, req;
     bool more;
 
     if (!qp->x || qp->state == RSIM_QPS_ERR) {
@@ -218,7 +222,7 @@ static bool rdma_sim_qp_turn(RdmaSimState *s, RdmaSimQp *qp)
      * share the turn: half each, and what one leaves to the other.
      */
     rdma_sim_resp_run(s, qp, &resp);
-    req = RDMA_SIM_BURST / 2 + resp;
+    req = burst - burst / 2 + resp;
     more = rdma_sim_req_run(s, qp, &req);
     more = rdma_sim_resp_run(s, qp, &req) || more;
     rdma_sim_comp_run(s, qp);
@@ -279,7 +283,7 @@ static void rdma_sim_xport_bh(void *opaque)
         while (n-- && (qp = QTAILQ_FIRST(&s->work)) != NULL) {
             QTAILQ_REMOVE(&s->work, qp, work_link);
             qp->on_work_list = false;
-            if (rdma_sim_qp_turn(s, qp)) {
+            if (rdma_sim_qp_turn(s, qp, RDMA_SIM_BURST)) {
                 rdma_sim_qp_schedule(s, qp);
             }
         }
@@ -303,10 +307,15 @@ static void rdma_sim_xport_bh(void *opaque)
  * turns first, e.g. so that RESIZE_CQ sees the completions of sends posted
  * just before it.
  */
+static bool rdma_sim_xport_idle(RdmaSimState *s)
+{
+    return QTAILQ_EMPTY(&s->work) && g_queue_is_empty(&s->loop_frames) &&
+           g_queue_is_empty(&s->rx_deferred);
+}
+
 void rdma_sim_transport_run(RdmaSimState *s)
 {
-    if (!QTAILQ_EMPTY(&s->work) || !g_queue_is_empty(&s->loop_frames) ||
-        !g_queue_is_empty(&s->rx_deferred)) {
+    if (!rdma_sim_xport_idle(s)) {
         qemu_bh_cancel(s->xport_bh);
         rdma_sim_xport_bh(s);
     }
@@ -570,11 +579,39 @@ void rdma_sim_transport_qp_destroy(RdmaSimState *s, RdmaSimQp *qp)
     rdma_sim_xport_free(s, qp);
 }
 
+/*
+ * An SQ doorbell.  The QP gets a short turn at once, on the vCPU thread
+ * that rang: a short message leaves without waiting for the main loop to
+ * wake up for the bottom half (and, with patches/qemu, without waiting for
+ * the end of its pass: rdma_sim_net_burst_tx()).  The turn is
+ * RDMA_SIM_DOORBELL_BURST packets (and an ACK the QP owes), so a doorbell
+ * costs its vCPU little; the bottom half sends the rest, and a QP already
+ * on the work list keeps its place there.  Other QPs' work waiting does not
+ * matter (each QP's packets keep their order), frames waiting to be
+ * received do: they may change what the QP sends, so the bottom half goes
+ * first then.
+ */
 void rdma_sim_transport_sq_kick(RdmaSimState *s, RdmaSimQp *qp)
 {
-    if (qp->state == RSIM_QPS_RTS) {
+    bool more;
+
+    if (qp->state != RSIM_QPS_RTS) {
+        return;
+    }
+    if (!qp->x || rdma_sim_stopped(s) ||
+        !g_queue_is_empty(&s->loop_frames) ||
+        !g_queue_is_empty(&s->rx_deferred)) {
+        rdma_sim_qp_schedule(s, qp);
+        return;
+    }
+    s->busy++;
+    s->xmit_at_once = true;
+    more = rdma_sim_qp_turn(s, qp, RDMA_SIM_DOORBELL_BURST);
+    s->xmit_at_once = false;
+    if (more) {
         rdma_sim_qp_schedule(s, qp);
     }
+    s->busy--;
 }
 
 /*

@@ -53,6 +53,12 @@
 #define RDMA_SIM_ACKREQ_INTERVAL 32
 /* Packets one QP may send per scheduling round */
 #define RDMA_SIM_BURST          64
+/*
+ * Packets an SQ doorbell on an idle engine sends at once, from the vCPU
+ * thread that rang it: the requester's next one.  The rest goes from the
+ * bottom half.
+ */
+#define RDMA_SIM_DOORBELL_BURST 1
 /* The largest message IBTA allows (2^31 bytes) */
 #define RDMA_SIM_MAX_MSG        (1u << 31)
 /* How often a completer blocked on a full CQ looks again (ns) */

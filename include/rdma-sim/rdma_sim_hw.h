@@ -465,6 +465,7 @@ struct rsim_query_stats_resp {
     X(RX_DEFERRED, "rx_deferred"),                                         \
     X(RX_DROP_BUSY, "rx_drop_busy"),                                       \
     X(FAULT_DRIVER, "fault_driver_damaged"),                               \
+    X(TX_AT_DOORBELL, "tx_at_doorbell"),                                   \
     __VA_ARGS__                                                            \
 }
 

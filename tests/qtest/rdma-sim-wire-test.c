@@ -668,6 +668,56 @@ static void test_wire_tx_burst_dgram(const char *machine)
 }
 
 /*
+ * An SQ doorbell on an idle device sends the QP's first packet before the
+ * doorbell write completes (the frame is at the peer's socket when the
+ * write returns, without a pass of the main loop), and only that one: the
+ * rest of a longer message follows from the device's own turn.
+ */
+static void test_wire_doorbell_at_once(const char *machine)
+{
+    static const struct {
+        uint32_t len;
+        uint8_t opcode;                 /* of the first packet */
+        unsigned packets;
+    } msgs[] = {
+        { 64, 0x04, 1 },                /* SEND_ONLY */
+        { 4096, 0x00, 4 },              /* SEND_FIRST, MIDDLE x2, LAST */
+    };
+    uint32_t psn = 0x123456, frames = 0;
+    uint8_t f[2048];
+    QSimEndpoint ep;
+    QSimMr mr;
+    Wire w;
+    QSimDev *d = wire_rc_connect(machine, &w, false, &ep, &mr, 8192);
+
+    for (unsigned m = 0; m < ARRAY_SIZE(msgs); m++) {
+        QSimWr wr = { .wr_id = m, .opcode = RSIM_WR_SEND, .nsge = 1 };
+        ssize_t n;
+
+        wr.sge[0] = qsim_sge(&mr, 0, msgs[m].len);
+        qsim_send(d, &ep.qp, &wr);
+        /* no clock step, no wait: it left during the write */
+        n = recv(w.fd, f, sizeof(f), 0);
+        g_assert_cmpint(n, ==, 14 + 20 + 8 + 12 + MIN(msgs[m].len, 1024) + 4);
+        g_assert_cmphex(f[42], ==, msgs[m].opcode);
+        g_assert_cmphex(ldl_be_p(f + 50) & 0xffffff, ==, psn);
+        g_assert_cmpuint(qsim_stat(d, RSIM_STAT_TX_AT_DOORBELL), ==, m + 1);
+        for (unsigned i = 1; i < msgs[m].packets; i++) {
+            n = wire_recv(d, &w, f, sizeof(f));
+            g_assert_cmphex(ldl_be_p(f + 50) & 0xffffff, ==, psn + i);
+        }
+        psn += msgs[m].packets;
+        frames += msgs[m].packets;
+        wire_send_aeth(&w, ep.qp.qpn, AETH_SYN_ACK, psn - 1);
+        qsim_cq_expect(d, &ep.scq, m, RSIM_WC_SUCCESS, RSIM_WC_SEND,
+                       msgs[m].len, ep.qp.qpn);
+    }
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_TX_AT_DOORBELL), ==, 2);
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_TX_FRAMES), ==, frames);
+    wire_stop(d, &w);
+}
+
+/*
  * A NAK and, right behind it, an ACK of the packets it asked for again:
  * the peer had them after all (they came out of order).  Whether the
  * requester sent them again in between or not, every SEND completes; it
@@ -906,6 +956,7 @@ static const QSimTest tests[] = {
     { "eth/disabled", test_eth_disabled },
     { "wire/rxe-frames", test_wire_rxe_frames, QSIM_ONCE },
     { "wire/burst", test_wire_burst, QSIM_ONCE },
+    { "wire/doorbell-at-once", test_wire_doorbell_at_once, QSIM_ONCE },
     { "wire/nak-then-ack", test_wire_nak_then_ack, QSIM_ONCE },
     { "wire/device-frames", test_wire_device_frames, QSIM_ONCE },
     { "wire/tx-burst", test_wire_tx_burst, QSIM_ONCE },
