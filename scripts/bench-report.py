@@ -11,6 +11,7 @@ fio's bench-*.json; host-udp/mtuM.json is iperf3's output at that MTU's
 frame size, info.txt the run's description (KEY=VALUE lines).
 """
 
+import bisect
 import json
 import os
 import re
@@ -144,11 +145,11 @@ TRACE_RE = re.compile(r"^\d+@(\d+)\.(\d+):rdma_sim_(doorbell|tx_packet|rx_packet
 ONE_PACKET = {0x04: "SEND", 0x05: "SEND", 0x0a: "WRITE", 0x0b: "WRITE"}
 RECV_OPCODES = 128          # RSIM_WC_RECV and above: receive completions
 HOPS = (
-    ("doorbell", "doorbell -> frame built: the sender's main loop wakes, its transport bottom half runs"),
-    ("wire", "frame built -> peer receives it: sendmsg (with our patches, from the send batch's "
-             "bottom half), host UDP, the peer's main loop wakes, recv"),
+    ("doorbell", "posted -> frame sent: at the doorbell, on the vCPU; or by the transport's bottom half "
+                 "(0 when it read the WQE before the doorbell's write reached the device)"),
+    ("wire", "frame sent -> peer receives it: host UDP, the peer's main loop wakes, recv"),
     ("deliver", "peer receives -> receive completion written (SEND; WRITE has none)"),
-    ("guest", "completion (or WRITE data) -> the peer's next doorbell: its guest sees it and posts the reply"),
+    ("guest", "completion (or WRITE data) -> the reply posted: the peer's guest sees it and posts the reply"),
 )
 
 
@@ -171,41 +172,46 @@ def trace_events(path):
 
 
 def hops(log_a, log_b):
-    """Each one-packet message either guest sent, cut into HOPS (us).  A
-    doorbell is the sender's send-queue doorbell before the frame; the
+    """Each one-packet message either guest sent, cut into HOPS (us).  The
+    k-th send-queue doorbell of a side posted its k-th new request packet
+    (perftest posts one WQE per doorbell, its latency tests use one QP); a
+    message is posted at its doorbell or, if the device read the WQE and
+    sent it before the doorbell's write reached it, at the send.  The
     receive and its completion are the peer's events for that QP and PSN;
-    the reply is the peer's next send-queue doorbell."""
+    the reply is the peer's next message posted after them."""
     sides = [trace_events(log_a), trace_events(log_b)]
+    msgs = []
+    for events in sides:
+        dbs = [t for t, ev, f in events if ev == "doorbell" and len(f) >= 3 and f[1] == 0]
+        seen, txs = set(), []
+        for t, ev, f in events:
+            if ev == "tx_packet" and len(f) >= 3 and f[1] in ONE_PACKET and (f[0], f[2]) not in seen:
+                seen.add((f[0], f[2]))                  # a retransmission is not a message
+                txs.append((t, f))
+        msgs.append([(min(db, t), t, f) for db, (t, f) in zip(dbs, txs)])
     samples = {"SEND": [], "WRITE": []}
     for x in (0, 1):
-        mine, peer = sides[x], sides[1 - x]
+        peer, peer_posted = sides[1 - x], sorted(m[0] for m in msgs[1 - x])
         rx = {}
         for i, (t, ev, f) in enumerate(peer):
             if ev == "rx_packet" and len(f) >= 3:
                 rx.setdefault((f[0], f[2]), i)          # (QPN, PSN)
-        last_db = None
-        for t, ev, f in mine:
-            if ev == "doorbell" and len(f) >= 3 and f[1] == 0:     # RSIM_DB_SQ
-                last_db = t
-            if ev != "tx_packet" or len(f) < 3 or f[1] not in ONE_PACKET or last_db is None:
-                continue
-            kind, db, i = ONE_PACKET[f[1]], last_db, rx.get((f[0], f[2]))
-            last_db = None
+        for posted, t, f in msgs[x]:
+            kind, i = ONE_PACKET[f[1]], rx.get((f[0], f[2]))
             if i is None:
                 continue
-            t_rx = peer[i][0]
-            t_done = t_rx
+            t_rx = t_done = peer[i][0]
             if kind == "SEND":
                 t_done = next((e[0] for e in peer[i:i + 8]
                                if e[1] == "cqe" and len(e[2]) >= 3 and e[2][1] == f[0]
                                and e[2][2] >= RECV_OPCODES), None)
                 if t_done is None:
                     continue
-            t_reply = next((e[0] for e in peer[i:] if e[1] == "doorbell" and e[2][1:2] == [0]), None)
-            if t_reply is None:
+            k = bisect.bisect_left(peer_posted, t_done)
+            if k == len(peer_posted):
                 continue
-            samples[kind].append({"doorbell": t - db, "wire": t_rx - t,
-                                  "deliver": t_done - t_rx, "guest": t_reply - t_done})
+            samples[kind].append({"doorbell": t - posted, "wire": t_rx - t,
+                                  "deliver": t_done - t_rx, "guest": peer_posted[k] - t_done})
     out = {}
     for kind, rows in samples.items():
         if not rows:
@@ -226,12 +232,12 @@ def hops_table(data):
             continue
         out += [f"## Where the time goes: {STACKS[r['stack']]}, MTU {r['mtu']} "
                 "(one run, 2-byte messages, with rdma-sim's trace events on)", "",
-                "Each message from doorbell to the peer's reply, cut at the trace events "
+                "Each message from being posted to the peer's reply being posted, cut at the trace events "
                 "(both QEMUs stamp them with the host's clock). Tracing itself costs a few us "
                 "per event; perftest's own figures for these traced runs are below the table.", "",
                 "| hop | " + " | ".join(f"{k}: median; p99" for k in r["hops"]) + " |",
                 "|---|" + "---|" * len(r["hops"])]
-        for h, what in HOPS + (("total", "one way, doorbell to the reply's doorbell"),):
+        for h, what in HOPS + (("total", "one way, posted to the reply posted"),):
             out.append(f"| {what} | " + " | ".join(
                 f"{fmt(r['hops'][k][h]['median_us'])} us; {fmt(r['hops'][k][h]['p99_us'])} us"
                 for k in r["hops"]) + " |")
