@@ -59,14 +59,25 @@ def median_p99(v):
             "p99_us": round(v[min(len(v) - 1, int(len(v) * 0.99))], 1)}
 
 
+# perftest measures time in CPU cycles and converts them with a clock rate
+# it samples; in a TCG guest on busy cores the samples can scatter so that
+# it gives up (this line, then rate 0) and prints 0 MB/s: not a figure.
+CLOCK_FAILED_RE = re.compile(r"^Correlation coefficient r\^2: [\d.]+ < 0\.9", re.M)
+CLOCK_FAILED_NOTE = ("? = no figure: perftest could not measure the guest's clock rate "
+                     "(\"Correlation coefficient r^2 ... < 0.9\" in the raw output) and printed 0.")
+
+
 def perftest_figures(path, tool):
     """The client's result line of one perftest run, as a dict (None if it
-    printed none: the run failed)."""
+    printed none: the run failed, or its clock rate is unknown)."""
     try:
         with open(path, errors="replace") as f:
-            lines = f.read().splitlines()
+            text = f.read()
     except OSError:
         return None
+    if CLOCK_FAILED_RE.search(text):
+        return None
+    lines = text.splitlines()
     fields = BW_FIELDS if tool.endswith("_bw") else LAT_FIELDS
     for i, line in enumerate(lines):
         if line.lstrip().startswith("#bytes") and i + 1 < len(lines):
@@ -297,9 +308,9 @@ def values(runs, stack, mtu, cmd, field):
 
 
 def med(vals):
-    if not vals or None in vals:
-        return None
-    return statistics.median(vals)
+    """The median of the runs that have a figure."""
+    vals = [v for v in vals if v is not None]
+    return statistics.median(vals) if vals else None
 
 
 def fmt(v):
@@ -309,11 +320,12 @@ def fmt(v):
 
 
 def cell(vals, unit):
-    m = med(vals)
+    m, got = med(vals), [v for v in vals if v is not None]
     if m is None:
         return "?"
-    spread = f" ({fmt(min(vals))}-{fmt(max(vals))})" if len(vals) > 1 else ""
-    return f"{fmt(m)}{spread} {unit}"
+    spread = f" ({fmt(min(got))}-{fmt(max(got))})" if len(got) > 1 else ""
+    missing = f", {len(got)} of {len(vals)} runs" if len(got) < len(vals) else ""
+    return f"{fmt(m)}{spread} {unit}{missing}"
 
 
 def ratio(a, b, what):
@@ -487,6 +499,8 @@ def report(data, stem):
     out += hops_table(data)
     out += sweep_table(data, os.path.basename(stem) + ".png")
     out += nvme_table(data)
+    if any(line.startswith("|") and "| ?" in line for line in out):
+        out += [CLOCK_FAILED_NOTE, ""]
     return "\n".join(out) + "\n"
 
 
