@@ -62,9 +62,16 @@ def median_p99(v):
 # perftest measures time in CPU cycles and converts them with a clock rate
 # it samples; in a TCG guest on busy cores the samples can scatter so that
 # it gives up (this line, then rate 0) and prints 0 MB/s: not a figure.
-CLOCK_FAILED_RE = re.compile(r"^Correlation coefficient r\^2: [\d.]+ < 0\.9", re.M)
-CLOCK_FAILED_NOTE = ("? = no figure: perftest could not measure the guest's clock rate "
-                     "(\"Correlation coefficient r^2 ... < 0.9\" in the raw output) and printed 0.")
+CLOCK_FAILED_RE = re.compile(r"^Correlation coefficient r\^2: \S+ < 0\.9", re.M)
+CLOCK_FAILED = "clock failed"       # what values() gives for such a run
+CLOCK_FAILED_NOTE = ("Some runs have no figure: perftest could not measure the guest's clock "
+                     "rate (\"Correlation coefficient r^2 ... < 0.9\" in the raw output) and "
+                     "printed 0; a median is of the other runs (\"N of M runs\"), ? if none.")
+
+
+def clock_failed(path):
+    """Whether perftest gave up measuring the clock rate in this run."""
+    return bool(CLOCK_FAILED_RE.search(read_text(path)))
 
 
 def perftest_figures(path, tool):
@@ -75,7 +82,7 @@ def perftest_figures(path, tool):
             text = f.read()
     except OSError:
         return None
-    if CLOCK_FAILED_RE.search(text):
+    if clock_failed(path):
         return None
     lines = text.splitlines()
     fields = BW_FIELDS if tool.endswith("_bw") else LAT_FIELDS
@@ -113,10 +120,10 @@ def pair_run(directory):
     tests = []
     cmds = read_text(os.path.join(directory, "cmds.txt")).splitlines()
     for n, cmd in enumerate(c for c in cmds if c.strip()):
-        tool = cmd.split()[0]
+        tool, out = cmd.split()[0], os.path.join(directory, f"out-{n + 1}.txt")
         tests.append({
             "command": cmd, "tool": tool, "size": cmd_size(cmd),
-            "result": perftest_figures(os.path.join(directory, f"out-{n + 1}.txt"), tool),
+            "result": perftest_figures(out, tool), "clock_failed": clock_failed(out),
         })
     wall = read_text(os.path.join(directory, "wall.txt"))
     return {"path_mtu": path_mtu(directory), "wall_s": int(wall) if wall else None,
@@ -296,20 +303,25 @@ def collect(raw):
 # -- the tables ---------------------------------------------------------------
 
 def values(runs, stack, mtu, cmd, field):
-    """One figure of one command across a stack's runs (None: a run had none)."""
+    """One figure of one command across a stack's runs (None: a run had none;
+    CLOCK_FAILED: perftest could not time it)."""
     out = []
     for r in runs:
         if r["stack"] != stack or r["mtu"] != mtu:
             continue
         for t in r["tests"]:
             if t["command"] == cmd:
-                out.append(t["result"][field] if t["result"] else None)
+                out.append(t["result"][field] if t["result"] else
+                           CLOCK_FAILED if t["clock_failed"] else None)
     return out
 
 
 def med(vals):
-    """The median of the runs that have a figure."""
-    vals = [v for v in vals if v is not None]
+    """The median of the runs; a failed run makes it unknown (None), one
+    that perftest could not time is left out."""
+    if not vals or None in vals:
+        return None
+    vals = [v for v in vals if v is not CLOCK_FAILED]
     return statistics.median(vals) if vals else None
 
 
@@ -320,7 +332,7 @@ def fmt(v):
 
 
 def cell(vals, unit):
-    m, got = med(vals), [v for v in vals if v is not None]
+    m, got = med(vals), [v for v in vals if v is not CLOCK_FAILED]
     if m is None:
         return "?"
     spread = f" ({fmt(min(got))}-{fmt(max(got))})" if len(got) > 1 else ""
@@ -499,7 +511,8 @@ def report(data, stem):
     out += hops_table(data)
     out += sweep_table(data, os.path.basename(stem) + ".png")
     out += nvme_table(data)
-    if any(line.startswith("|") and "| ?" in line for line in out):
+    if any(t["clock_failed"] for part in ("perftest", "sweep") for r in data[part]
+           for t in r["tests"]):
         out += [CLOCK_FAILED_NOTE, ""]
     return "\n".join(out) + "\n"
 

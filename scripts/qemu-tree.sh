@@ -331,16 +331,16 @@ refuse_patches() {
 # Files are only touched when a patch has to go in, so a no-op run rebuilds
 # nothing.
 apply_patches() {
-    local src=$1 dir=$2 version=$3 p name i done=0
+    local src=$1 dir=$2 version=$3 p name i applied=0
     local -a series
     mapfile -t series < <(patches_of "$dir" "$version")
     for ((i = ${#series[@]}; i > 0; i--)); do
         if patch -d "$src" -p1 -R -s -f --dry-run < "${series[i - 1]}" > /dev/null 2>&1; then
-            done=$i
+            applied=$i
             break
         fi
     done
-    for p in "${series[@]:done}"; do
+    for p in "${series[@]:applied}"; do
         name=$(basename "$p")
         patch -d "$src" -p1 -N -s -f --dry-run < "$p" > /dev/null 2>&1 ||
             die "$name does not apply to $src (not QEMU $version, or the files it changes were edited); start from a clean tree: remove $src and re-run make"

@@ -234,8 +234,12 @@ static ssize_t rdma_sim_receive(NetClientState *nc, const uint8_t *buf,
     if (!rdma_sim_ready(s)) {
         return size;
     }
-    if (s->busy) {
-        /* sent to us while we send: received after the current packet */
+    if (s->busy || !g_queue_is_empty(&s->rx_deferred)) {
+        /*
+         * Sent to us while we send: received after the current packet.
+         * And while such frames wait, the next ones wait behind them, so
+         * that frames are received in the order they came.
+         */
         rdma_sim_transport_defer(s, buf, size);
         return size;
     }

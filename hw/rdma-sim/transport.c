@@ -1,13 +1,14 @@
 /*
  * rdma-sim: transport engine - scheduling, timers, transmission, receive
  *
- * Doorbells put a QP on the work list and schedule rdma_sim_xport_bh, which
- * gives the QPs turns round robin, with a packet budget each: in a turn the
- * responder sends what it owes, the requester what its window allows, and
- * the completer retires what is finished.  Frames for one of the device's
- * own addresses (internal loopback) are queued and received by the same
- * bottom half, never recursively.  Fault injection damages transmitted
- * RoCE frames on request, reproducibly.
+ * An SQ doorbell gives its QP a turn of one packet at once, on the vCPU
+ * thread; then, and for everything else, the QP goes on the work list of
+ * rdma_sim_xport_bh, which gives the QPs turns round robin, with a packet
+ * budget each: in a turn the responder sends what it owes, the requester
+ * what its window allows, and the completer retires what is finished.
+ * Frames for one of the device's own addresses (internal loopback) are
+ * queued and received by the same bottom half, never recursively.  Fault
+ * injection damages transmitted RoCE frames on request, reproducibly.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -249,6 +250,13 @@ static void rdma_sim_xport_go_back(RdmaSimState *s, RdmaSimQp *qp)
 static void rdma_sim_rx_frame(RdmaSimState *s, const uint8_t *frame,
                               size_t len);
 
+/* No QP waits for a turn and no frame waits to be received. */
+static bool rdma_sim_xport_idle(RdmaSimState *s)
+{
+    return QTAILQ_EMPTY(&s->work) && g_queue_is_empty(&s->loop_frames) &&
+           g_queue_is_empty(&s->rx_deferred);
+}
+
 static void rdma_sim_xport_bh(void *opaque)
 {
     RdmaSimState *s = opaque;
@@ -288,8 +296,7 @@ static void rdma_sim_xport_bh(void *opaque)
             }
         }
     }
-    if (!QTAILQ_EMPTY(&s->work) || !g_queue_is_empty(&s->loop_frames) ||
-        !g_queue_is_empty(&s->rx_deferred)) {
+    if (!rdma_sim_xport_idle(s)) {
         qemu_bh_schedule(s->xport_bh);
     } else if (s->held_frame) {
         /* nothing followed the held frame: let it go now */
@@ -307,12 +314,6 @@ static void rdma_sim_xport_bh(void *opaque)
  * turns first, e.g. so that RESIZE_CQ sees the completions of sends posted
  * just before it.
  */
-static bool rdma_sim_xport_idle(RdmaSimState *s)
-{
-    return QTAILQ_EMPTY(&s->work) && g_queue_is_empty(&s->loop_frames) &&
-           g_queue_is_empty(&s->rx_deferred);
-}
-
 void rdma_sim_transport_run(RdmaSimState *s)
 {
     if (!rdma_sim_xport_idle(s)) {
@@ -584,9 +585,11 @@ void rdma_sim_transport_qp_destroy(RdmaSimState *s, RdmaSimQp *qp)
  * that rang: a short message leaves without waiting for the main loop to
  * wake up for the bottom half (and, with patches/qemu, without waiting for
  * the end of its pass: rdma_sim_net_burst_tx()).  The turn is
- * RDMA_SIM_DOORBELL_BURST packets (and an ACK the QP owes), so a doorbell
- * costs its vCPU little; the bottom half sends the rest, and a QP already
- * on the work list keeps its place there.  Other QPs' work waiting does not
+ * RDMA_SIM_DOORBELL_BURST packets, besides an ACK or a probe the QP owes,
+ * and its completer retires what finished (at most the QP's WQE window),
+ * so a doorbell costs its vCPU little and a bounded amount; the bottom
+ * half sends the rest, and a QP already on the work list keeps its place
+ * there.  Other QPs' work waiting does not
  * matter (each QP's packets keep their order), frames waiting to be
  * received do: they may change what the QP sends, so the bottom half goes
  * first then.

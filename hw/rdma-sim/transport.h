@@ -54,9 +54,9 @@
 /* Packets one QP may send per scheduling round */
 #define RDMA_SIM_BURST          64
 /*
- * Packets an SQ doorbell on an idle engine sends at once, from the vCPU
- * thread that rang it: the requester's next one.  The rest goes from the
- * bottom half.
+ * Packets an SQ doorbell sends at once, from the vCPU thread that rang it
+ * (the requester's next one; rdma_sim_transport_sq_kick()).  The rest goes
+ * from the bottom half.
  */
 #define RDMA_SIM_DOORBELL_BURST 1
 /* The largest message IBTA allows (2^31 bytes) */
