@@ -250,11 +250,17 @@ static void rdma_sim_xport_go_back(RdmaSimState *s, RdmaSimQp *qp)
 static void rdma_sim_rx_frame(RdmaSimState *s, const uint8_t *frame,
                               size_t len);
 
+/* Frames the bottom half has yet to receive (loopback or deferred) */
+static bool rdma_sim_xport_rx_waiting(RdmaSimState *s)
+{
+    return !g_queue_is_empty(&s->loop_frames) ||
+           !g_queue_is_empty(&s->rx_deferred);
+}
+
 /* No QP waits for a turn and no frame waits to be received. */
 static bool rdma_sim_xport_idle(RdmaSimState *s)
 {
-    return QTAILQ_EMPTY(&s->work) && g_queue_is_empty(&s->loop_frames) &&
-           g_queue_is_empty(&s->rx_deferred);
+    return QTAILQ_EMPTY(&s->work) && !rdma_sim_xport_rx_waiting(s);
 }
 
 static void rdma_sim_xport_bh(void *opaque)
@@ -589,10 +595,9 @@ void rdma_sim_transport_qp_destroy(RdmaSimState *s, RdmaSimQp *qp)
  * and its completer retires what finished (at most the QP's WQE window),
  * so a doorbell costs its vCPU little and a bounded amount; the bottom
  * half sends the rest, and a QP already on the work list keeps its place
- * there.  Other QPs' work waiting does not
- * matter (each QP's packets keep their order), frames waiting to be
- * received do: they may change what the QP sends, so the bottom half goes
- * first then.
+ * there.  Other QPs' work waiting does not matter (each QP's packets keep
+ * their order), frames waiting to be received do: they may change what the
+ * QP sends, so the bottom half goes first then.
  */
 void rdma_sim_transport_sq_kick(RdmaSimState *s, RdmaSimQp *qp)
 {
@@ -601,9 +606,7 @@ void rdma_sim_transport_sq_kick(RdmaSimState *s, RdmaSimQp *qp)
     if (qp->state != RSIM_QPS_RTS) {
         return;
     }
-    if (!qp->x || rdma_sim_stopped(s) ||
-        !g_queue_is_empty(&s->loop_frames) ||
-        !g_queue_is_empty(&s->rx_deferred)) {
+    if (!qp->x || rdma_sim_stopped(s) || rdma_sim_xport_rx_waiting(s)) {
         rdma_sim_qp_schedule(s, qp);
         return;
     }
