@@ -69,21 +69,9 @@ CLOCK_FAILED_NOTE = ("Some runs have no figure: perftest could not measure the g
                      "printed 0; a median is of the other runs (\"N of M runs\"), ? if none.")
 
 
-def clock_failed(path):
-    """Whether perftest gave up measuring the clock rate in this run."""
-    return bool(CLOCK_FAILED_RE.search(read_text(path)))
-
-
-def perftest_figures(path, tool):
-    """The client's result line of one perftest run, as a dict (None if it
-    printed none: the run failed, or its clock rate is unknown)."""
-    try:
-        with open(path, errors="replace") as f:
-            text = f.read()
-    except OSError:
-        return None
-    if clock_failed(path):
-        return None
+def perftest_figures(text, tool):
+    """The client's result line in one perftest run's output, as a dict
+    (None if it printed none: the run failed)."""
     lines = text.splitlines()
     fields = BW_FIELDS if tool.endswith("_bw") else LAT_FIELDS
     for i, line in enumerate(lines):
@@ -109,7 +97,7 @@ def path_mtu(directory):
 
 def read_text(path, default=""):
     try:
-        with open(path) as f:
+        with open(path, errors="replace") as f:
             return f.read().strip()
     except OSError:
         return default
@@ -120,10 +108,12 @@ def pair_run(directory):
     tests = []
     cmds = read_text(os.path.join(directory, "cmds.txt")).splitlines()
     for n, cmd in enumerate(c for c in cmds if c.strip()):
-        tool, out = cmd.split()[0], os.path.join(directory, f"out-{n + 1}.txt")
+        tool = cmd.split()[0]
+        text = read_text(os.path.join(directory, f"out-{n + 1}.txt"))
+        failed = bool(CLOCK_FAILED_RE.search(text))    # its figures are not measurements
         tests.append({
             "command": cmd, "tool": tool, "size": cmd_size(cmd),
-            "result": perftest_figures(out, tool), "clock_failed": clock_failed(out),
+            "result": None if failed else perftest_figures(text, tool), "clock_failed": failed,
         })
     wall = read_text(os.path.join(directory, "wall.txt"))
     return {"path_mtu": path_mtu(directory), "wall_s": int(wall) if wall else None,
