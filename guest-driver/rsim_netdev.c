@@ -230,14 +230,20 @@ static void rsim_tx_clean(struct rsim_netdev_priv *priv)
 		netif_wake_queue(priv->netdev);
 }
 
+/*
+ * Called from NAPI (softirq) and from ndo_open (process context, bottom
+ * halves enabled): the _bh lock keeps the NAPI poll that an event raised
+ * right after the RX doorbell from running on this CPU while it holds
+ * tx_lock, which would spin on it forever.
+ */
 static void rsim_eth_arm(struct rsim_netdev_priv *priv)
 {
 	rsim_rx_doorbell(priv, true);
-	spin_lock(&priv->tx_lock);
+	spin_lock_bh(&priv->tx_lock);
 	rsim_wr32(priv->dev, A_RSIM_ETH_TX_DB,
 		  FIELD_PREP(R_RSIM_ETH_TX_DB_PROD_MASK, priv->tx.prod) |
 		  R_RSIM_ETH_TX_DB_ARM_MASK);
-	spin_unlock(&priv->tx_lock);
+	spin_unlock_bh(&priv->tx_lock);
 }
 
 static bool rsim_eth_pending(struct rsim_netdev_priv *priv)
