@@ -1,7 +1,7 @@
 /*
  * rdma-sim: the port - QEMU NIC, Ethernet rings and the receive filter
  *
- * Frames from the network backend are filtered by destination MAC; RoCEv2
+ * Frames from the network backend are filtered by MAC address; RoCEv2
  * frames go to the transport engine, everything else to the RX ring of
  * the guest's Ethernet net device (datasheet section 10).
  *
@@ -210,9 +210,17 @@ void rdma_sim_net_transmit(RdmaSimState *s, const uint8_t *frame, size_t len)
     }
 }
 
-static bool rdma_sim_mac_accepts(RdmaSimState *s, const uint8_t *dst)
+/*
+ * For us: to our MAC, broadcast or multicast, and not from our MAC.  A
+ * shared medium (QEMU's mcast socket netdev, a hub) hands each frame back to
+ * its sender too; a NIC does not receive its own transmissions.
+ */
+static bool rdma_sim_mac_accepts(RdmaSimState *s, const uint8_t *frame)
 {
-    return (dst[0] & 1) || !memcmp(dst, s->mac, sizeof(s->mac));
+    const uint8_t *dst = frame, *src = frame + ETH_ALEN;
+
+    return ((dst[0] & 1) || !memcmp(dst, s->mac, sizeof(s->mac))) &&
+           memcmp(src, s->mac, sizeof(s->mac));
 }
 
 /*

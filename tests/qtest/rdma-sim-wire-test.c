@@ -179,6 +179,10 @@ static void test_eth_datapath(const char *machine)
     /* not for us: dropped by the filter */
     make_frame(f, 80, other, 4);
     sock_send_frame(d, f, 80);
+    /* our own broadcast, handed back by a shared medium: dropped too */
+    make_frame(f, 70, bcast, 7);
+    memcpy(f + 6, own, 6);
+    sock_send_frame(d, f, 70);
     /* for our MAC */
     make_frame(f, 100, own, 5);
     sock_send_frame(d, f, 100);
@@ -186,7 +190,7 @@ static void test_eth_datapath(const char *machine)
     g_assert_cmpuint(le16_to_cpu(e.len), ==, 100);
     qtest_memread(d->qts, rbuf[1], g, 100);
     g_assert_cmpmem(g, 100, f, 100);
-    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_RX_DROP_FILTER), ==, 1);
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_RX_DROP_FILTER), ==, 2);
     /* RX ring disarmed: no event */
     qsim_eq_expect_none(d, &eq);
 
@@ -208,7 +212,7 @@ static void test_eth_datapath(const char *machine)
     g_assert_cmphex(le16_to_cpu(e.flags), ==, RSIM_ETH_DESC_DONE);
     g_assert_cmpuint(le16_to_cpu(e.len), ==, 60);
     g_assert_cmpuint(qsim_stat(d, RSIM_STAT_RX_ETH_FRAMES), ==, 3);
-    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_RX_FRAMES), ==, 6);
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_RX_FRAMES), ==, 7);
 
     /* buffers in the device's own registers: refused, no side effect */
     eth_desc_write(d, tx, 2, d->bar0.addr, 60);
