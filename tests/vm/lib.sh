@@ -15,8 +15,20 @@
 #   VM_CPU       QEMU -cpu model (default: QEMU's default for the accelerator)
 #   VM_TIMEOUT   seconds for a whole run, boot to power off (default 300)
 #   VM_APPEND    extra guest kernel command line
-#   VM_NIC       NIC model on the guests' UDP link (default: virtio-net-pci for
-#                two guests, none for one; "" = none)
+#   VM_NIC       NIC model on the guests' link (default: virtio-net-pci for
+#                two guests or more, none for one; "" = none)
+#   VM_LINK      how the guests' NICs are joined: udp (a point-to-point UDP
+#                socket pair; two guests only), mcast (one QEMU multicast
+#                socket group on 127.0.0.1: a hub for up to 8 guests), bridge
+#                (root: tap devices on a Linux bridge in network namespaces
+#                the run creates, see VM_HOSTS) or auto (default: udp for two
+#                guests, mcast for more)
+#   VM_HOSTS     VM_LINK=bridge: simulated hosts (default 1), each a network
+#                namespace with its own bridge; more than one are joined by
+#                VXLAN over a veth underlay. Guest i is on host i % VM_HOSTS + 1.
+#   VM_UNDERLAY_MTU  VM_LINK=bridge: the underlay's MTU (default 1500); with
+#                VXLAN the guests' segment has 50 bytes less (the guests'
+#                interfaces get that MTU)
 #   VM_NETIF     guest test interface: auto | driver:NAME | NAME (default auto)
 #   VM_KEEP      1: keep the run directory even when the run passed
 #   VM_VERBOSE   1: stream the guests' serial consoles to the terminal
@@ -48,6 +60,14 @@ VM_TIMEOUT=${VM_TIMEOUT:-300}
 VM_APPEND=${VM_APPEND:-}
 VM_KEEP=${VM_KEEP:-0}
 VM_VERBOSE=${VM_VERBOSE:-0}
+VM_LINK=${VM_LINK:-auto}
+VM_HOSTS=${VM_HOSTS:-1}
+VM_UNDERLAY_MTU=${VM_UNDERLAY_MTU:-1500}
+# VXLAN over IPv4: outer Ethernet 14 + IPv4 20 + UDP 8 + VXLAN 8 bytes
+VM_VXLAN_OVERHEAD=50
+VM_FABRIC_NS=() VM_GUEST_NETNS=() VM_LINK_MTU=
+# Guests per run: one letter each (vm_guest_letter), 10.0.0.1-8 on the link.
+VM_MAX_GUESTS=8
 
 # Modules the initramfs needs to mount the host root. Their dependencies
 # (virtio_ring, virtio, virtio_pci_*_dev, netfs, fscache, 9pnet) come from
@@ -337,6 +357,116 @@ vm_quote() { # words quoted for bash, space-separated (nothing for no words)
 
 vm_guest_letter() { local l=(A B C D E F G H); echo "${l[$1]}"; }
 
+# vm_fabric_up N: VM_LINK=bridge's network, for N guests: per simulated host
+# a namespace with a bridge br0 and guest i's tap device tapI on it; with
+# several hosts, each also has a VXLAN device (VNI 42, UDP 4789) on br0 whose
+# underlay is a veth (ul0, 192.168.200.K/24) into a namespace with one bridge
+# joining all hosts, the "physical network". Unknown and broadcast frames go
+# to every other host (head-end replication); the others' MACs are learnt.
+# Sets VM_FABRIC_NS (namespaces, removed by vm_fabric_down), VM_GUEST_NETNS
+# (each guest's) and VM_LINK_MTU (the segment's).
+vm_fabric_up() {
+    [[ $(id -u) == 0 ]] ||
+        vm_die "VM_LINK=bridge needs root (network namespaces, bridges, tap devices); VM_LINK=mcast does not"
+    [[ $VM_HOSTS =~ ^[1-8]$ ]] || vm_die "VM_HOSTS must be 1 to 8, not '$VM_HOSTS'"
+    vm_need ip iproute2
+    vm_need bridge iproute2
+    VM_LINK_MTU=$VM_UNDERLAY_MTU
+    ((VM_HOSTS == 1)) || VM_LINK_MTU=$((VM_UNDERLAY_MTU - VM_VXLAN_OVERHEAD))
+    VM_FABRIC_NS=() VM_GUEST_NETNS=()
+    vm_fabric_build "$1" "rsim-${VM_RUN_DIR##*/}" >"$VM_RUN_DIR/fabric.log" 2>&1 || {
+        cat "$VM_RUN_DIR/fabric.log" >&2
+        vm_fabric_down
+        vm_die "could not build the bridge/VXLAN network (log above): does this kernel have veth, bridge, vxlan and tun?"
+    }
+    vm_log "network: $VM_HOSTS host(s) (${VM_FABRIC_NS[*]}), segment MTU $VM_LINK_MTU"
+}
+
+# vm_fabric_build N ID: the commands of vm_fabric_up (namespaces ID-net,
+# ID-h1, ID-h2...); returns 1 at the first that fails.
+vm_fabric_build() {
+    local n=$1 id=$2 hosts=$VM_HOSTS k j i ns ul=$2-net
+    if ((hosts > 1)); then
+        vm_fabric_ns "$ul" &&
+            ip -n "$ul" link add br0 type bridge &&
+            ip -n "$ul" link set br0 up || return 1
+    fi
+    for ((k = 1; k <= hosts; k++)); do
+        ns=$id-h$k
+        vm_fabric_ns "$ns" &&
+            ip -n "$ns" link add br0 mtu "$VM_LINK_MTU" type bridge &&
+            ip -n "$ns" link set br0 up || return 1
+        ((hosts > 1)) || continue
+        ip -n "$ns" link add ul0 mtu "$VM_UNDERLAY_MTU" type veth peer name "h$k" mtu "$VM_UNDERLAY_MTU" netns "$ul" &&
+            ip -n "$ul" link set "h$k" master br0 up &&
+            ip -n "$ns" addr add "192.168.200.$k/24" dev ul0 &&
+            ip -n "$ns" link set ul0 up &&
+            ip -n "$ns" link add vxlan0 mtu "$VM_LINK_MTU" type vxlan id 42 dstport 4789 \
+                local "192.168.200.$k" dev ul0 &&
+            ip -n "$ns" link set vxlan0 master br0 up || return 1
+        for ((j = 1; j <= hosts; j++)); do
+            ((j == k)) || bridge -n "$ns" fdb append 00:00:00:00:00:00 dev vxlan0 dst "192.168.200.$j" ||
+                return 1
+        done
+    done
+    for ((i = 0; i < n; i++)); do
+        ns=$id-h$((i % hosts + 1))
+        VM_GUEST_NETNS[i]=$ns
+        ip -n "$ns" tuntap add dev "tap$i" mode tap &&
+            ip -n "$ns" link set "tap$i" mtu "$VM_LINK_MTU" master br0 up || return 1
+    done
+}
+
+# vm_fabric_ns NAME: a new network namespace with lo up, in VM_FABRIC_NS.
+vm_fabric_ns() {
+    ip netns add "$1" && VM_FABRIC_NS+=("$1") && ip -n "$1" link set lo up
+}
+
+# vm_fabric_down: removes the namespaces of vm_fabric_up, and with them
+# their devices; each one's device counters go to RUN/fabric-NS.json first
+# (`ip -s -j link show`: what crossed the bridges and the tunnel).
+vm_fabric_down() {
+    local ns
+    for ns in "${VM_FABRIC_NS[@]}"; do
+        if [[ -d ${VM_RUN_DIR:-} ]]; then
+            ip -n "$ns" -s -j link show >"$VM_RUN_DIR/fabric-$ns.json" 2>/dev/null || true
+        fi
+        ip netns del "$ns" 2>/dev/null || true
+    done
+    VM_FABRIC_NS=()
+}
+
+# vm_link_netdevs N: prints the -netdev argument of each of N guests' test
+# link, one per line (N >= 1; one guest gets a link to nowhere).
+vm_link_netdevs() {
+    local n=$1 link=$VM_LINK i ports=()
+    if [[ $link == auto ]]; then
+        if ((n > 2)); then link=mcast; else link=udp; fi
+    fi
+    read -r -a ports <<<"$(vm_free_udp_ports)"
+    case $link in
+    bridge)
+        for ((i = 0; i < n; i++)); do
+            echo "tap,id=net0,ifname=tap$i,script=no,downscript=no"
+        done
+        ;;
+    udp)
+        ((n <= 2)) || vm_die "VM_LINK=udp joins two guests, not $n: use VM_LINK=mcast"
+        echo "socket,id=net0,udp=127.0.0.1:${ports[1]},localaddr=127.0.0.1:${ports[0]}"
+        echo "socket,id=net0,udp=127.0.0.1:${ports[0]},localaddr=127.0.0.1:${ports[1]}"
+        ;;
+    mcast)
+        # Every member gets every frame, its own too (the NIC drops those).
+        # A random group and port keep runs at the same time apart.
+        local group=239.255.$((RANDOM % 256)).$((RANDOM % 254 + 1))
+        for ((i = 0; i < n; i++)); do
+            echo "socket,id=net0,mcast=$group:${ports[0]},localaddr=127.0.0.1"
+        done
+        ;;
+    *) vm_die "VM_LINK must be auto, udp, mcast or bridge, not '$VM_LINK'" ;;
+    esac
+}
+
 # vm_setup_run NAME NGUESTS: creates the run directory and sets the
 # per-run defaults (VM_RUN_DIR). Options are taken from these variables,
 # which the caller sets (see vm_parse_opt):
@@ -363,34 +493,32 @@ vm_setup_run() {
         if ((n > 1)); then VM_NIC=virtio-net-pci; else VM_NIC=; fi
     fi
     VM_NETIF=${VM_NETIF:-auto}
-    local i abi ports=()
+    ((n >= 1 && n <= VM_MAX_GUESTS)) || vm_die "a run has 1 to $VM_MAX_GUESTS guests, not $n"
+    local i abi netdevs=()
     vm_resolve_abi
     if ((n > 1)) && [[ $VM_ABI_B != "$VM_ABI" ]] && ((${#VM_KOS[@]} > 0 && ${#VM_KOS_B[@]} == 0)); then
         vm_die "guest B boots Linux $VM_ABI_B and guest A $VM_ABI: a module is built for one kernel; give guest B's modules with --module-b (VM_KOS_B)"
     fi
+    VM_GUEST_NETNS=() VM_LINK_MTU=
     if [[ -n $VM_NIC ]]; then
-        if ((n == 2)); then
-            read -r -a ports <<<"$(vm_free_udp_ports)"
-        elif ((n == 1)); then
-            read -r -a ports <<<"$(vm_free_udp_ports)"   # link to nowhere
-        else
-            vm_die "more than 2 guests are not supported yet"
-        fi
+        mapfile -t netdevs < <(vm_link_netdevs "$n")
+        ((${#netdevs[@]} >= n)) || exit 1
+        [[ $VM_LINK != bridge ]] || vm_fabric_up "$n"
     fi
     for ((i = 0; i < n; i++)); do
         abi=$(vm_guest_abi "$i")
-        vm_write_guest "$i" "$abi" "$(vm_kernel_dir "$abi")" "$(vm_guest_qemu "$i")" "${ports[@]}"
+        vm_write_guest "$i" "$abi" "$(vm_kernel_dir "$abi")" "$(vm_guest_qemu "$i")" "${netdevs[i]:-}"
     done
 }
 
-# vm_write_guest INDEX ABI KDIR QEMU [PORT_A PORT_B]: writes
+# vm_write_guest INDEX ABI KDIR QEMU [NETDEV]: writes
 # gINDEX/results/guest.env (read by tests/vm/guest-runner in the guest),
 # gINDEX/results/qemu-version (the version of the QEMU binary that boots it)
 # and gINDEX/qemu.sh (boots the guest; extra QEMU arguments given to it are
 # appended, e.g. -serial ...).
 vm_write_guest() {
-    local i=$1 abi=$2 kdir=$3 qemu=$4 pa=${5:-} pb=${6:-}
-    local g=$VM_RUN_DIR/g$i letter script ip='' peer='' role qver
+    local i=$1 abi=$2 kdir=$3 qemu=$4 netdev=${5:-}
+    local g=$VM_RUN_DIR/g$i letter script ip='' peer='' peers=() role qver j
     letter=$(vm_guest_letter "$i")
     qver=$(vm_qemu_version "$qemu")
     mkdir -p "$g/results"
@@ -410,6 +538,9 @@ vm_write_guest() {
     if [[ -n $VM_NIC ]]; then
         ip=10.0.0.$((i + 1))/24
         if ((VM_NGUESTS == 2)); then peer=10.0.0.$((2 - i)); fi
+        for ((j = 0; j < VM_NGUESTS; j++)); do
+            ((j == i)) || peers+=("10.0.0.$((j + 1))")
+        done
     fi
     local ko kos=() kos_in=("${VM_KOS[@]}")
     if ((i == 1 && ${#VM_KOS_B[@]} > 0)); then kos_in=("${VM_KOS_B[@]}"); fi
@@ -439,6 +570,8 @@ vm_write_guest() {
         printf 'RSIM_TIMEOUT=%q\n' "$((VM_TIMEOUT > 60 ? VM_TIMEOUT - 20 : VM_TIMEOUT * 2 / 3))"
         printf 'RSIM_IP=%q\n' "$ip"
         printf 'RSIM_PEER=%q\n' "$peer"
+        printf 'RSIM_PEERS=%q\n' "${peers[*]}"
+        printf 'RSIM_LINK_MTU=%q\n' "$VM_LINK_MTU"
         printf 'RSIM_NETIF_SPEC=%q\n' "$VM_NETIF"
         printf 'RSIM_KOS=(%s)\n' "$(vm_quote "${kos[@]}")"
         printf 'RSIM_MODPROBE=(%s)\n' "$(vm_quote "${VM_MODPROBE[@]}")"
@@ -476,9 +609,7 @@ vm_write_guest() {
     )
     if [[ -n $VM_CPU ]]; then cmd+=(-cpu "$VM_CPU"); fi
     if [[ -n $VM_NIC ]]; then
-        local me=$pa other=$pb
-        if ((i == 1)); then me=$pb other=$pa; fi
-        cmd+=(-netdev "socket,id=net0,udp=127.0.0.1:$other,localaddr=127.0.0.1:$me")
+        cmd+=(-netdev "$netdev")
         local nic=$VM_NIC
         if ((i == 1)) && [[ -n ${VM_NIC_B:-} ]]; then nic=$VM_NIC_B; fi
         cmd+=(-device "$nic,netdev=net0,mac=52:54:00:5e:00:0$((i + 1))")
@@ -492,6 +623,8 @@ vm_write_guest() {
         echo "# Boots guest $letter of this run; arguments are appended to QEMU's."
         echo "# Interactive: $g/qemu.sh -serial mon:stdio   (Ctrl-a x quits)"
         printf 'exec'
+        # VM_LINK=bridge: QEMU runs in its simulated host's namespace, where its tap is
+        [[ -z ${VM_GUEST_NETNS[i]:-} ]] || printf ' ip netns exec %q' "${VM_GUEST_NETNS[i]}"
         printf ' %q' "${cmd[@]}"
         printf ' "$@"\n'
     } >"$g/qemu.sh"
@@ -522,6 +655,8 @@ vm_parse_opt() {
     --nic) VM_NIC=${2-}; [[ $VM_NIC == none ]] && VM_NIC= ;;
     --nic-b) VM_NIC_B=${2-} ;;
     --netif) VM_NETIF=${2-} ;;
+    --link) VM_LINK=${2-} ;;
+    --hosts) VM_HOSTS=${2-} ;;
     -m | --memory) VM_MEM=${2-} ;;
     -a | --accel) ACCEL=${2-} ;;
     -t | --timeout) VM_TIMEOUT=${2-} ;;
@@ -547,6 +682,12 @@ VM_OPTS_HELP='  -s, --script PATH   guest script (give one per guest, A then B; 
       --nic-b MODEL   a different NIC for guest B (e.g. rdma-sim on A and
                       virtio-net-pci on B for interop runs)
       --netif SPEC    guest test interface: auto (first non-lo NIC), driver:NAME, or a name
+      --link KIND     how the NICs of the guests are joined (env VM_LINK): udp (two guests),
+                      mcast (a hub for up to 8, no root), bridge (root: tap devices
+                      on Linux bridges in network namespaces), auto (default:
+                      udp for two guests, mcast for more)
+      --hosts N       --link bridge: N simulated hosts joined by VXLAN (env
+                      VM_HOSTS, default 1); guest i on host i % N + 1
   -e, --env NAME=VAL  set an environment variable for the guest scripts (repeatable)
   -d, --device ARGS   extra "-device ARGS" for each guest (repeatable)
   -q, --qemu-arg ARG  extra raw QEMU argument for each guest (repeatable)
@@ -593,7 +734,7 @@ vm_run_guests() {
         fi
     done
     # Ends what we started if we are interrupted.
-    trap 'for p in "${VM_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done' EXIT
+    trap 'for p in "${VM_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; vm_fabric_down' EXIT
     trap 'exit 130' INT TERM
 
     local remaining=$n fail_at='' failed_first='' timed_out=0 st
@@ -628,6 +769,7 @@ vm_run_guests() {
         sleep 0.2
     done
     trap - EXIT INT TERM
+    vm_fabric_down
     for p in "${tails[@]}"; do wait "$p" || true; done # they end with their QEMU
     local end
     end=$(date +%s.%N)

@@ -16,6 +16,9 @@
 #                             properties) or "rxe" (virtio-net + Soft-RoCE);
 #                             ARGS go to `tests/vm/vm run`
 #   vmtest_single ARGS..      one guest with rdma-sim and the driver
+#   vmtest_cluster N ARGS..   N guests (3 to 8) with rdma-sim and the
+#                             driver on one Ethernet segment (VM_LINK=mcast:
+#                             a QEMU multicast socket group, a hub)
 #   vmtest_usernet MAC ARGS.. one guest whose rdma-sim (RSIM_PROPS adds
 #                             properties) has its own user-mode netdev
 #                             "rsimnet" and MAC, and no host link; the driver
@@ -33,7 +36,7 @@
 #                             had fault-drop set, and a device that dropped
 #                             no frame fails it (VMTEST_RC=1)
 #   vmtest_done RC            print the verdict and exit
-# After a run, VMTEST_RESULTS[0/1] are the guests' results directories.
+# After a run, VMTEST_RESULTS[i] is guest i's results directory (0 = A).
 # VMTEST_RUNS is the directory the run goes in (it is emptied when the run
 # starts; a test may put sockets there).  While the guests run, the function
 # named by VMTEST_POLL, if any, is called every 0.2 s.
@@ -126,8 +129,8 @@ vmtest_run() {
     fi
     VMTEST_RUN=$(echo "$runs"/"$VMTEST_NAME".*)
     VMTEST_RESULTS=()
-    for i in 0 1; do
-        [[ -d $VMTEST_RUN/g$i ]] && VMTEST_RESULTS[i]=$VMTEST_RUN/g$i/results
+    for i in "$VMTEST_RUN"/g[0-9]; do
+        [[ -d $i ]] && VMTEST_RESULTS[${i##*/g}]=$i/results
     done
     if [[ -n ${RDMA_SIM_LOGDIR:-} ]]; then
         mkdir -p "$RDMA_SIM_LOGDIR"
@@ -143,6 +146,12 @@ vmtest_pair() {
 
 vmtest_single() {
     vmtest_run -n 1 --nic "$(vmtest_nic rsim)" "$@"
+}
+
+vmtest_cluster() {
+    local n=$1
+    shift
+    vmtest_run -n "$n" --nic "$(vmtest_nic rsim)" --link mcast "$@"
 }
 
 vmtest_usernet() {
@@ -191,8 +200,8 @@ vmtest_passes_done() {
 
 vmtest_counters() {
     local i f
-    for i in 0 1; do
-        f=${VMTEST_RESULTS[i]:-}/rdma-statistic.txt
+    for i in "${!VMTEST_RESULTS[@]}"; do
+        f=${VMTEST_RESULTS[i]}/rdma-statistic.txt
         [[ -f $f ]] || continue
         echo "   guest $i device counters: $(grep -oE '(tx_roce_packets|rx_roce_packets|retransmits|retry_timeouts|loss_probes|seq_nak_sent|duplicate_requests|fault_dropped) [0-9]+' "$f" | tr '\n' ' ')"
         if [[ $1 == lossy ]] && ! grep -qE 'fault_dropped [1-9]' "$f"; then

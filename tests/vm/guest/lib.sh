@@ -35,13 +35,23 @@ gt_save_counters() {
     rdma statistic show link "$GT_DEV/1" | gt_save rdma-statistic.txt || true
 }
 
-# --- two guests ------------------------------------------------------------
+# --- two guests or more ----------------------------------------------------
 
 # gt_wait_peer [SECONDS]: waits until the peer answers pings.
 gt_wait_peer() {
     [[ -n ${RSIM_PEER:-} ]] || gt_fail "gt_wait_peer: no peer (run with two guests)"
     gt_retry "${1:-60}" ping -c 1 -W 1 -q "$RSIM_PEER" >/dev/null ||
         gt_fail "peer $RSIM_PEER did not answer pings within ${1:-60}s"
+}
+
+# gt_wait_peers [SECONDS]: waits until every other guest answers pings.
+gt_wait_peers() {
+    local p
+    [[ -n ${RSIM_PEERS:-} ]] || gt_fail "gt_wait_peers: no other guest (run with two guests or more)"
+    for p in $RSIM_PEERS; do
+        gt_retry "${1:-60}" ping -c 1 -W 1 -q "$p" >/dev/null ||
+            gt_fail "guest $p did not answer pings within ${1:-60}s"
+    done
 }
 
 # gt_ping PING-ARGS...: pings the peer; any packet lost is a failure.
@@ -58,52 +68,67 @@ gt_wait_listen() {
         gt_fail "nothing listens on TCP port $1 after ${2:-30}s"
 }
 
-# gt_barrier NAME [SECONDS]: returns when both guests have reached barrier NAME.
+# gt_barrier NAME [SECONDS]: returns when every guest of the run has reached
+# barrier NAME. Guest A gathers the others (the first of their RSIM_PEERS).
 gt_barrier() {
     local name=$1 limit=${2:-120}
-    [[ -n ${RSIM_PEER:-} ]] || return 0 # one guest: nothing to wait for
-    python3 - "$RSIM_ROLE" "$name" "$limit" "$GT_BARRIER_PORT" "$RSIM_PEER" <<'EOF' ||
+    [[ -n ${RSIM_PEERS:-} ]] || return 0 # one guest: nothing to wait for
+    python3 - "$RSIM_INDEX" "$RSIM_NGUESTS" "$name" "$limit" "$GT_BARRIER_PORT" "${RSIM_PEERS%% *}" <<'EOF' ||
 import socket, sys, time
-role, name, limit, port, peer = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+index, n, name, limit = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], float(sys.argv[4])
+port, leader = int(sys.argv[5]), sys.argv[6]
 end = time.monotonic() + limit
 def left():
     t = end - time.monotonic()
     if t <= 0:
-        sys.exit(f"barrier {name!r}: peer did not arrive within {limit:.0f}s")
+        sys.exit(f"barrier {name!r}: not every guest arrived within {limit:.0f}s")
     return t
-if role == "server":
+if index == 0:
     s = socket.socket()
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.bind(("0.0.0.0", port))
-    s.listen(1)
-    while True:
+    s.listen(n)
+    arrived = {}                # by address: a guest that retries counts once
+    while len(arrived) < n - 1:
         s.settimeout(left())
         try:
-            c, _ = s.accept()
+            c, (addr, _) = s.accept()
         except socket.timeout:
             left()
             continue
         c.settimeout(10)
-        got = c.makefile().readline().strip()
+        try:
+            got = c.makefile().readline().strip()
+        except OSError:
+            continue
         if got != name:
             c.sendall(b"mismatch\n")
-            sys.exit(f"barrier {name!r}: peer is at barrier {got!r}")
+            sys.exit(f"barrier {name!r}: guest {addr} is at barrier {got!r}")
+        arrived[addr] = c
+    for c in arrived.values():
         c.sendall(b"ok\n")
         c.close()
-        break
 else:
     while True:
         left()
         try:
-            c = socket.create_connection((peer, port), timeout=2)
-            c.settimeout(10)
+            c = socket.create_connection((leader, port), timeout=2)
+        except OSError:
+            time.sleep(0.3)
+            continue
+        try:
+            c.settimeout(left())
             c.sendall((name + "\n").encode())
             got = c.makefile().readline().strip()
-            if got != "ok":
-                sys.exit(f"barrier {name!r}: peer answered {got!r}")
-            break
-        except (ConnectionRefusedError, socket.timeout, OSError):
+        except socket.timeout:
+            left()
+            continue
+        except OSError:
             time.sleep(0.3)
+            continue
+        if got != "ok":
+            sys.exit(f"barrier {name!r}: guest A answered {got!r}")
+        break
 EOF
         gt_fail "barrier '$name' failed"
     gt_log "barrier '$name' passed"

@@ -1,0 +1,12 @@
+#!/bin/bash
+# VM test: four guests with rdma-sim on one Ethernet segment (a QEMU
+# multicast socket group, which every guest hears): RC pingpong between all
+# six pairs at once, the data checked, and each device's receive filter
+# dropping the frames meant for the others.
+set -euo pipefail
+# shellcheck source=tests/vm/test-lib.sh
+. "$(dirname "$0")/test-lib.sh"
+vmtest_init t-cluster
+vmtest_cluster 4 -t 600 -s tests/vm/guest/cluster.sh -e CLUSTER_HUB=1
+vmtest_counters cluster
+vmtest_done "$VMTEST_RC"
