@@ -916,7 +916,12 @@ static int rsim_ah_attr_to_av(const struct rdma_ah_attr *ah,
 	av->hop_limit = grh->hop_limit;
 	av->traffic_class = grh->traffic_class;
 	av->sl = rdma_ah_get_sl(ah);
-	av->flow_label = cpu_to_le32(grh->flow_label);
+	/*
+	 * The verbs carry 32 bits and the GRH has 20: hardware keeps the low
+	 * 20, and users rely on it (UCX sets ~0 on RoCE).  The device refuses
+	 * a wider value.
+	 */
+	av->flow_label = cpu_to_le32(grh->flow_label & IB_GRH_FLOWLABEL_MASK);
 	return rsim_network_type(grh, &av->network_type);
 }
 
