@@ -210,17 +210,19 @@ void rdma_sim_net_transmit(RdmaSimState *s, const uint8_t *frame, size_t len)
     }
 }
 
-/*
- * For us: to our MAC, broadcast or multicast, and not from our MAC.  A
- * shared medium (QEMU's mcast socket netdev, a hub) hands each frame back to
- * its sender too; a NIC does not receive its own transmissions.
- */
-static bool rdma_sim_mac_accepts(RdmaSimState *s, const uint8_t *frame)
+/* For us: to our MAC, broadcast or multicast. */
+static bool rdma_sim_mac_accepts(RdmaSimState *s, const uint8_t *dst)
 {
-    const uint8_t *dst = frame, *src = frame + ETH_ALEN;
+    return (dst[0] & 1) || !memcmp(dst, s->mac, sizeof(s->mac));
+}
 
-    return ((dst[0] & 1) || !memcmp(dst, s->mac, sizeof(s->mac))) &&
-           memcmp(src, s->mac, sizeof(s->mac));
+/*
+ * A shared medium (QEMU's mcast socket netdev, a hub) hands each frame back
+ * to its sender too; a NIC does not receive its own transmissions.
+ */
+static bool rdma_sim_mac_own(RdmaSimState *s, const uint8_t *frame)
+{
+    return !memcmp(frame + ETH_ALEN, s->mac, sizeof(s->mac));
 }
 
 /*
@@ -262,7 +264,9 @@ void rdma_sim_net_rx_frame(RdmaSimState *s, const uint8_t *buf, size_t size)
 {
     s->stats[RSIM_STAT_RX_FRAMES]++;
     s->stats[RSIM_STAT_RX_BYTES] += size;
-    if (size < ETH_HLEN || !rdma_sim_mac_accepts(s, buf)) {
+    if (size >= ETH_HLEN && rdma_sim_mac_own(s, buf)) {
+        s->stats[RSIM_STAT_RX_DROP_OWN]++;
+    } else if (size < ETH_HLEN || !rdma_sim_mac_accepts(s, buf)) {
         s->stats[RSIM_STAT_RX_DROP_FILTER]++;
     } else if (!rdma_sim_transport_rx(s, buf, size)) {
         rdma_sim_eth_receive(s, buf, size);

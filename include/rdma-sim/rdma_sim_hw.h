@@ -466,6 +466,7 @@ struct rsim_query_stats_resp {
     X(RX_DROP_BUSY, "rx_drop_busy"),                                       \
     X(FAULT_DRIVER, "fault_driver_damaged"),                               \
     X(TX_AT_DOORBELL, "tx_at_doorbell"),                                   \
+    X(RX_DROP_OWN, "rx_drop_own_frames"),                                  \
     __VA_ARGS__                                                            \
 }
 
