@@ -31,6 +31,10 @@
 #                interfaces get that MTU)
 #   VM_NETIF     guest test interface: auto | driver:NAME | NAME (default auto)
 #   VM_KEEP      1: keep the run directory even when the run passed
+#   VM_SSH       1: every guest runs sshd on its test interface, and root
+#                logs in from one guest to another with the run's key
+#                (Debian's sshd, unpacked by tests/vm/openssh.sh, not run on
+#                this host)
 #   VM_VERBOSE   1: stream the guests' serial consoles to the terminal
 #   VM_RUNS_DIR  where run directories go (default: $RDMA_SIM_LOGDIR, which
 #                make check sets, else build/vm-runs)
@@ -61,9 +65,12 @@ VM_APPEND=${VM_APPEND:-}
 VM_KEEP=${VM_KEEP:-0}
 VM_VERBOSE=${VM_VERBOSE:-0}
 VM_LINK=${VM_LINK:-auto}
+VM_SSH=${VM_SSH:-0}
 VM_HOSTS=${VM_HOSTS:-1}
 VM_UNDERLAY_MTU=${VM_UNDERLAY_MTU:-1500}
-# VXLAN over IPv4: outer Ethernet 14 + IPv4 20 + UDP 8 + VXLAN 8 bytes
+# What VXLAN over IPv4 adds to a guest frame within the underlay's MTU: the
+# guest frame's own Ethernet header 14 (now payload) + IPv4 20 + UDP 8 +
+# VXLAN 8 bytes
 VM_VXLAN_OVERHEAD=50
 VM_FABRIC_NS=() VM_GUEST_NETNS=() VM_LINK_MTU=
 # Guests per run: one letter each (vm_guest_letter), 10.0.0.1-8 on the link.
@@ -369,11 +376,18 @@ vm_fabric_up() {
     [[ $(id -u) == 0 ]] ||
         vm_die "VM_LINK=bridge needs root (network namespaces, bridges, tap devices); VM_LINK=mcast does not"
     [[ $VM_HOSTS =~ ^[1-8]$ ]] || vm_die "VM_HOSTS must be 1 to 8, not '$VM_HOSTS'"
+    if [[ ! $VM_UNDERLAY_MTU =~ ^[0-9]+$ ]] || ((VM_UNDERLAY_MTU < 1280 || VM_UNDERLAY_MTU > 65535)); then
+        vm_die "VM_UNDERLAY_MTU must be 1280 to 65535, not '$VM_UNDERLAY_MTU'"
+    fi
     vm_need ip iproute2
     vm_need bridge iproute2
     VM_LINK_MTU=$VM_UNDERLAY_MTU
     ((VM_HOSTS == 1)) || VM_LINK_MTU=$((VM_UNDERLAY_MTU - VM_VXLAN_OVERHEAD))
     VM_FABRIC_NS=() VM_GUEST_NETNS=()
+    # Whatever ends this shell from here on (an error while the guests are
+    # set up, Ctrl-C) removes the namespaces; vm_run_guests takes over.
+    trap vm_fabric_down EXIT
+    trap 'exit 130' INT TERM
     vm_fabric_build "$1" "rsim-${VM_RUN_DIR##*/}" >"$VM_RUN_DIR/fabric.log" 2>&1 || {
         cat "$VM_RUN_DIR/fabric.log" >&2
         vm_fabric_down
@@ -456,7 +470,8 @@ vm_link_netdevs() {
         echo "socket,id=net0,udp=127.0.0.1:${ports[0]},localaddr=127.0.0.1:${ports[1]}"
         ;;
     mcast)
-        # Every member gets every frame, its own too (the NIC drops those).
+        # Every member gets every frame, its own too (rdma-sim drops those;
+        # virtio-net hands them to the guest's stack).
         # A random group and port keep runs at the same time apart.
         local group=239.255.$((RANDOM % 256)).$((RANDOM % 254 + 1))
         for ((i = 0; i < n; i++)); do
@@ -486,14 +501,25 @@ vm_link_netdevs() {
 #                   filter-dump of its link, which B would write too)
 vm_setup_run() {
     local name=$1 n=$2
+    ((n >= 1 && n <= VM_MAX_GUESTS)) || vm_die "a run has 1 to $VM_MAX_GUESTS guests, not $n"
+    [[ $VM_HOSTS == 1 || $VM_LINK == bridge ]] ||
+        vm_die "VM_HOSTS (--hosts) simulates hosts joined by VXLAN: it needs VM_LINK=bridge (--link bridge)"
+    VM_SSHD=
+    if [[ $VM_SSH == 1 ]]; then
+        VM_SSHD=$("$VM_LIB_DIR/openssh.sh") || vm_die "no sshd for the guests (tests/vm/openssh.sh, above)"
+    fi
     mkdir -p "$VM_RUNS_DIR"
     VM_RUN_DIR=$(mktemp -d "$VM_RUNS_DIR/$name.$(date +%Y%m%d-%H%M%S).XXXX")
+    if [[ -n $VM_SSHD ]]; then
+        mkdir -p "$VM_RUN_DIR/ssh"
+        ssh-keygen -q -t ed25519 -N '' -C "rdma-sim run ${VM_RUN_DIR##*/}" -f "$VM_RUN_DIR/ssh/id" ||
+            vm_die "ssh-keygen failed: install openssh-client (make deps)"
+    fi
     VM_NGUESTS=$n
     if [[ -z ${VM_NIC+set} ]]; then
         if ((n > 1)); then VM_NIC=virtio-net-pci; else VM_NIC=; fi
     fi
     VM_NETIF=${VM_NETIF:-auto}
-    ((n >= 1 && n <= VM_MAX_GUESTS)) || vm_die "a run has 1 to $VM_MAX_GUESTS guests, not $n"
     local i abi netdevs=()
     vm_resolve_abi
     if ((n > 1)) && [[ $VM_ABI_B != "$VM_ABI" ]] && ((${#VM_KOS[@]} > 0 && ${#VM_KOS_B[@]} == 0)); then
@@ -572,6 +598,8 @@ vm_write_guest() {
         printf 'RSIM_PEER=%q\n' "$peer"
         printf 'RSIM_PEERS=%q\n' "${peers[*]}"
         printf 'RSIM_LINK_MTU=%q\n' "$VM_LINK_MTU"
+        printf 'RSIM_SSHD=%q\n' "$VM_SSHD"
+        printf 'RSIM_SSH_KEY=%q\n' "${VM_SSHD:+$VM_RUN_DIR/ssh/id}"
         printf 'RSIM_NETIF_SPEC=%q\n' "$VM_NETIF"
         printf 'RSIM_KOS=(%s)\n' "$(vm_quote "${kos[@]}")"
         printf 'RSIM_MODPROBE=(%s)\n' "$(vm_quote "${VM_MODPROBE[@]}")"
@@ -664,6 +692,7 @@ vm_parse_opt() {
     --qemu-b) QEMU_B=${2-} ;;
     --abi-b) GUEST_ABI_B=${2-} ;;
     --keep) VM_KEEP=1; VM_OPT_SHIFT=1; return ;;
+    --ssh) VM_SSH=1; VM_OPT_SHIFT=1; return ;;
     -v | --verbose) VM_VERBOSE=1; VM_OPT_SHIFT=1; return ;;
     *) VM_OPT_SHIFT=0; return ;;
     esac
@@ -700,6 +729,8 @@ VM_OPTS_HELP='  -s, --script PATH   guest script (give one per guest, A then B; 
       --abi-b ABI     the kernel ABI or series of guest B (env GUEST_ABI_B,
                       default: GUEST_ABI)
       --keep          keep the run directory even on success (env VM_KEEP=1)
+      --ssh           sshd in every guest: root logs in from one guest to another
+                      with the key of the run, e.g. ssh rsim-b (env VM_SSH=1)
   -v, --verbose       stream the serial consoles to the terminal (env VM_VERBOSE=1)'
 
 vm_show_tail() { # vm_show_tail FILE LABEL
@@ -828,7 +859,7 @@ vm_run_guests() {
 }
 
 # vm_run NAME: prepare everything and run the guests (N = number of scripts,
-# at least 1; VM_NGUESTS may force 2).
+# at least 1, unless VM_NGUESTS (-n) says how many).
 vm_run() {
     local name=${1:-run} n=${VM_NGUESTS:-}
     [[ -n $n ]] || n=${#VM_SCRIPTS[@]}

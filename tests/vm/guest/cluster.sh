@@ -4,11 +4,15 @@
 # Guest i serves every guest after it and is a client of every guest before
 # it; the pair (i, j), i < j, exchanges its QP numbers on TCP port
 # 18600 + 8 * i + j. Each pair's output goes to $RSIM_RESULTS/pair-I-J.txt.
-# CLUSTER_CMD (environment): what each pair runs, an ibv_*_pingpong command
+# CLUSTER_CMD (environment): what each pair runs: an ibv_*_pingpong command
 # (default "ibv_rc_pingpong -s 65536 -n 100 -c"; -d, -g, -p and the
-# server's address are added).
+# server's address are added) or a perftest one (e.g. "ib_write_bw -D 10";
+# -d, -x, -F, -p and the server's address are added).
 # CLUSTER_HUB=1 (environment): the guests are on a hub (VM_LINK=mcast),
 # where each device's receive filter must drop the other pairs' frames.
+# CLUSTER_FANIN=K (environment): then rdma_cm fan-in: guest A serves K
+# ucmatose connections from every other guest at once, then an rping server
+# (-P) that every other guest connects to at once, the data verified (-V).
 # CLUSTER_BW (environment): a perftest bandwidth command that guests A
 # (server) and B (client) run afterwards, alone (e.g. "ib_write_bw -s 65536
 # -n 500"; -d, -x, -F and B's server address are added); its output goes to
@@ -20,15 +24,22 @@ set -euo pipefail
 gt_rdma_setup
 gt_wait_peers 60
 read -r -a cmd <<<"${CLUSTER_CMD:-ibv_rc_pingpong -s 65536 -n 100 -c}"
+case ${cmd[0]} in
+ibv_*) cmd+=(-d "$GT_DEV" -g "$GT_GID") done_re=' iters in ' ;;
+ib_*) cmd+=(-d "$GT_DEV" -x "$GT_GID" -F) done_re='^ +[0-9]+ +[0-9]+ ' ;;
+*) gt_fail "CLUSTER_CMD: an ibv_* or ib_* program, not '${cmd[0]}'" ;;
+esac
 me=$RSIM_INDEX
-pids=() outs=()
+pids=() outs=() checks=()
 
 # run PEER PORT [SERVER]: one side of the pair with guest PEER, in the background
 run() {
     local lo=$((me < $1 ? me : $1)) hi=$((me < $1 ? $1 : me))
     local out=$RSIM_RESULTS/pair-$lo-$hi.txt
-    "${cmd[@]}" -d "$GT_DEV" -g "$GT_GID" -p "$2" ${3:+"$3"} >"$out" 2>&1 &
+    "${cmd[@]}" -p "$2" ${3:+"$3"} >"$out" 2>&1 &
     pids+=($!) outs+=("$out")
+    # perftest prints its figures on the client's side only
+    if [[ -n ${3:-} || ${cmd[0]} == ibv_* ]]; then checks+=(1); else checks+=(0); fi
 }
 
 for ((j = me + 1; j < RSIM_NGUESTS; j++)); do
@@ -45,22 +56,54 @@ failed=()
 for k in "${!pids[@]}"; do
     if ! wait "${pids[k]}"; then
         failed+=("${outs[k]##*/}: $(tail -n 3 "${outs[k]}" | tr '\n' ' ')")
-    elif ! grep -q ' iters in ' "${outs[k]}"; then
-        failed+=("${outs[k]##*/}: no 'iters in' line")
+    elif ((checks[k])) && ! grep -Eq "$done_re" "${outs[k]}"; then
+        failed+=("${outs[k]##*/}: no line of results")
     fi
 done
 cat "${outs[@]}"
 ((${#failed[@]} == 0)) || gt_fail "pairs failed: ${failed[*]}"
 
-# On a hub every guest also gets the other pairs' frames (and its own back):
-# the device's receive filter must have dropped them. A bridge learns
+# On a hub every guest also gets the other pairs' frames and its own back:
+# the device's receive filter must have dropped both. A bridge learns
 # where each MAC is and floods only the first frames.
 gt_save_counters
-dropped=$(rdma statistic show link "$GT_DEV/1" | grep -oE 'rx_drop_not_for_us [0-9]+' | cut -d' ' -f2)
-if [[ ${CLUSTER_HUB:-} == 1 ]] && ((${dropped:-0} < 1000)); then
-    gt_fail "the receive filter dropped ${dropped:-no} frames (rx_drop_not_for_us): on a hub it drops the other pairs' thousands"
+counter() {
+    { rdma statistic show link "$GT_DEV/1" | grep -oE "$1 [0-9]+" || echo "$1 0"; } | cut -d' ' -f2
+}
+others=$(counter rx_drop_not_for_us) own=$(counter rx_drop_own_frames)
+if [[ ${CLUSTER_HUB:-} == 1 ]] && ((others < 1000 || own < 1000)); then
+    gt_fail "on a hub the receive filter drops thousands of the other pairs' frames and of its own; it dropped $others (rx_drop_not_for_us) and $own (rx_drop_own_frames)"
 fi
-gt_log "ok: ${#pids[@]} pairs passed; the filter dropped ${dropped:-?} frames for others"
+gt_log "ok: ${#pids[@]} pairs passed; the filter dropped $others frames for others, $own of its own"
+
+if [[ -n ${CLUSTER_FANIN:-} ]]; then
+    k=$CLUSTER_FANIN
+    if ((me == 0)); then
+        timeout 300 ucmatose -b "${RSIM_IP%/*}" -c $((k * (RSIM_NGUESTS - 1))) -C 20 \
+            >"$RSIM_RESULTS/ucmatose.txt" 2>&1 &
+        pid=$!
+        gt_wait_cm_listen 30 ucmatose
+        gt_barrier ucmatose 120
+        wait "$pid" || gt_fail "ucmatose server failed: $(tail -n 5 "$RSIM_RESULTS/ucmatose.txt")"
+        rping -s -P -a "${RSIM_IP%/*}" -C 20 -V -S 4096 >"$RSIM_RESULTS/rping.txt" 2>&1 &
+        pid=$!
+        gt_wait_cm_listen 30 rping
+        gt_barrier rping 120
+        gt_barrier rping-done 300
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true     # -P serves until it is stopped
+    else
+        gt_barrier ucmatose 120
+        timeout 300 ucmatose -s 10.0.0.1 -c "$k" -C 20 >"$RSIM_RESULTS/ucmatose.txt" 2>&1 ||
+            gt_fail "ucmatose with $k connections failed: $(tail -n 5 "$RSIM_RESULTS/ucmatose.txt")"
+        gt_barrier rping 120
+        timeout 300 rping -c -a 10.0.0.1 -C 20 -V -S 4096 >"$RSIM_RESULTS/rping.txt" 2>&1 ||
+            gt_fail "rping to guest A failed: $(tail -n 5 "$RSIM_RESULTS/rping.txt")"
+        gt_barrier rping-done 300
+    fi
+    cat "$RSIM_RESULTS/ucmatose.txt"
+    gt_log "ok: rdma_cm fan-in: ucmatose ($k connections from each guest) and rping"
+fi
 
 if [[ -n ${CLUSTER_BW:-} ]]; then
     read -r -a bw <<<"$CLUSTER_BW"

@@ -68,6 +68,15 @@ gt_wait_listen() {
         gt_fail "nothing listens on TCP port $1 after ${2:-30}s"
 }
 
+# gt_wait_cm_listen [SECONDS [COMM]]: waits until an rdma_cm ID of this
+# guest (of program COMM, if given) listens (`rdma resource show cm_id`:
+# rdma_cm has no port that ss can see).
+gt_wait_cm_listen() {
+    local re="state LISTEN .*comm ${2:-}"
+    gt_retry "${1:-30}" sh -c "rdma resource show cm_id | grep -Eq '$re'" ||
+        gt_fail "no rdma_cm listener${2:+ of $2} after ${1:-30}s: $(rdma resource show cm_id 2>&1 | head -n 3)"
+}
+
 # gt_barrier NAME [SECONDS]: returns when every guest of the run has reached
 # barrier NAME. Guest A gathers the others (the first of their RSIM_PEERS).
 gt_barrier() {
