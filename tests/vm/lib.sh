@@ -457,7 +457,7 @@ vm_link_netdevs() {
     if [[ $link == auto ]]; then
         if ((n > 2)); then link=mcast; else link=udp; fi
     fi
-    read -r -a ports <<<"$(vm_free_udp_ports)"
+    [[ $link == bridge ]] || read -r -a ports <<<"$(vm_free_udp_ports)"
     case $link in
     bridge)
         for ((i = 0; i < n; i++)); do
@@ -526,6 +526,17 @@ vm_setup_run() {
         vm_die "guest B boots Linux $VM_ABI_B and guest A $VM_ABI: a module is built for one kernel; give guest B's modules with --module-b (VM_KOS_B)"
     fi
     VM_GUEST_NETNS=() VM_LINK_MTU=
+    # tsc=reliable: a TCG guest's TSC is the host's TSC, but the boot-time
+    # watchdog, run while the vCPU is descheduled, sometimes calls it
+    # unstable: that guest then reads the time from acpi_pm, a port read
+    # that waits for the BQL.  Guests of one run then kept different clocks;
+    # perftest, which calibrates its cycle counter against gettimeofday(),
+    # twice failed to in a bench sweep (r^2 < 0.9).  Only on a host whose
+    # TSC is invariant.
+    VM_CLOCK=
+    if grep -qw constant_tsc /proc/cpuinfo && grep -qw nonstop_tsc /proc/cpuinfo; then
+        VM_CLOCK=tsc=reliable
+    fi
     if [[ -n $VM_NIC ]]; then
         mapfile -t netdevs < <(vm_link_netdevs "$n")
         ((${#netdevs[@]} >= n)) || exit 1
@@ -615,23 +626,12 @@ vm_write_guest() {
     # no_timer_check: under TCG on a loaded host the kernel's check that the
     # 8254 timer ticks through the IO-APIC can miss its window, and the boot
     # panics ("8254 timer not connected to IO-APIC"; seen once here).
-    # tsc=reliable: a TCG guest's TSC is the host's TSC, but the boot-time
-    # watchdog, run while the vCPU is descheduled, sometimes calls it
-    # unstable: that guest then reads the time from acpi_pm, a port read
-    # that waits for the BQL.  Guests of one run then kept different clocks;
-    # perftest, which calibrates its cycle counter against gettimeofday(),
-    # twice failed to in a bench sweep (r^2 < 0.9).  Only on a host whose
-    # TSC is invariant.
-    local clock=
-    if grep -qw constant_tsc /proc/cpuinfo && grep -qw nonstop_tsc /proc/cpuinfo; then
-        clock=tsc=reliable
-    fi
     local -a cmd=(
         "$qemu" -accel "$ACCEL" -machine "$VM_MACHINE" -m "$VM_MEM" -smp "$VM_SMP"
         -nodefaults -no-reboot -display none -name "rsim-$letter"
         -kernel "$(vm_kernel_image "$abi")"
         -initrd "$kdir/initramfs.cpio"
-        -append "console=ttyS0,115200 panic=-1 mitigations=off no_timer_check $clock loglevel=4 rsim.runner=$VM_LIB_DIR/guest-runner rsim.kmods=$kdir/root/lib/modules/$abi rsim.abi=$abi $VM_APPEND"
+        -append "console=ttyS0,115200 panic=-1 mitigations=off no_timer_check $VM_CLOCK loglevel=4 rsim.runner=$VM_LIB_DIR/guest-runner rsim.kmods=$kdir/root/lib/modules/$abi rsim.abi=$abi $VM_APPEND"
         -virtfs "local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap"
         -virtfs "local,path=$g/results,mount_tag=results,security_model=none"
     )
