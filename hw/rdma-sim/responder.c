@@ -98,7 +98,7 @@ static bool rdma_sim_resp_complete(RdmaSimState *s, RdmaSimQp *qp,
                                    uint32_t wc_flags, bool se)
 {
     return rdma_sim_rwqe_complete(s, qp, status, opcode, byte_len, ex,
-                                  wc_flags, se, qp->dest_qpn);
+                                  wc_flags, se, qp->dest_qpn, 0);
 }
 
 /*

@@ -348,7 +348,8 @@ uint8_t rdma_sim_rwqe_place(RdmaSimState *s, RdmaSimQp *qp,
                             const uint8_t *buf, uint32_t n);
 bool rdma_sim_rwqe_complete(RdmaSimState *s, RdmaSimQp *qp, uint8_t status,
                             uint32_t opcode, uint32_t byte_len, uint32_t ex,
-                            uint32_t wc_flags, bool se, uint32_t src_qp);
+                            uint32_t wc_flags, bool se, uint32_t src_qp,
+                            uint8_t sl);
 
 /*
  * flow.c

@@ -6,9 +6,9 @@
  * completes as soon as it is sent.  A received datagram fills one receive
  * WQE: 40 bytes of GRH (for IPv4 the IP header in its last 20 bytes, as
  * Soft-RoCE does, so the kernel can tell the network type) and the
- * payload.  Nothing is acknowledged or retried: a datagram without a
- * receive WQE, with a wrong Q_Key or too long for the buffer is dropped
- * and counted.
+ * payload; the completion's sl says which it was (RSIM_CQE_SL_*).
+ * Nothing is acknowledged or retried: a datagram without a receive WQE,
+ * with a wrong Q_Key or too long for the buffer is dropped and counted.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -119,5 +119,7 @@ void rdma_sim_ud_rx(RdmaSimState *s, RdmaSimQp *qp, const RocePkt *pkt)
         ex = pkt->imm;
     }
     rdma_sim_rwqe_complete(s, qp, status, RSIM_WC_RECV, qp->x->recv_len, ex,
-                           wc_flags, pkt->se, pkt->src_qpn);
+                           wc_flags, pkt->se, pkt->src_qpn,
+                           RSIM_CQE_SL_UDP | (pkt->ipv6 ? RSIM_CQE_SL_L3_IPV6
+                                                        : RSIM_CQE_SL_L3_IPV4));
 }

@@ -237,12 +237,13 @@ uint8_t rdma_sim_rwqe_place(RdmaSimState *s, RdmaSimQp *qp,
 }
 
 /*
- * Complete the receive WQE in use with a message from src_qp; false (the
- * WQE stays in use) when the CQ is full.
+ * Complete the receive WQE in use with a message from src_qp (sl as
+ * RSIM_CQE_SL_* says); false (the WQE stays in use) when the CQ is full.
  */
 bool rdma_sim_rwqe_complete(RdmaSimState *s, RdmaSimQp *qp, uint8_t status,
                             uint32_t opcode, uint32_t byte_len, uint32_t ex,
-                            uint32_t wc_flags, bool se, uint32_t src_qp)
+                            uint32_t wc_flags, bool se, uint32_t src_qp,
+                            uint8_t sl)
 {
     RdmaSimXport *x = qp->x;
     struct rsim_cqe cqe = {
@@ -254,6 +255,7 @@ bool rdma_sim_rwqe_complete(RdmaSimState *s, RdmaSimQp *qp, uint8_t status,
         .qp_num = cpu_to_le32(qp->qpn),
         .src_qp = cpu_to_le32(src_qp),
         .wc_flags = cpu_to_le32(wc_flags),
+        .sl = sl,
         .port_num = 1,
     };
 

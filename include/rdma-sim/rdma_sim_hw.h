@@ -1041,6 +1041,18 @@ enum rsim_wc_opcode {
 #define RSIM_WC_WITH_IMM            (1u << 1)
 #define RSIM_WC_WITH_INV            (1u << 3)
 
+/*
+ * sl of a UD receive completion.  RoCE carries no SL, so the field tells
+ * how the datagram arrived, in the encoding of mlx5 devices: UCX's UD
+ * transport reads it to find the destination address in the 40 GRH bytes
+ * (an IPv4 address in bytes 36..39, an IPv6 GID in bytes 24..39).  RC and
+ * UC completions have sl 0.
+ */
+#define RSIM_CQE_SL_UDP             (1u << 3)   /* RoCEv2: UDP-encapsulated */
+#define RSIM_CQE_SL_L3_MASK         0x7u
+#define RSIM_CQE_SL_L3_IPV6         1u
+#define RSIM_CQE_SL_L3_IPV4         2u
+
 /* Layout checks: these sizes and offsets are the ABI. */
 #define RSIM_HW_STATIC_ASSERT(c) _Static_assert(c, #c)
 RSIM_HW_STATIC_ASSERT(sizeof(struct rsim_admin_cmd) == RSIM_AQ_ENTRY_SIZE);

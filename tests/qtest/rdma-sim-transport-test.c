@@ -56,6 +56,7 @@ static void do_send(QSimPair *p, uint32_t len, uint8_t seed, bool imm)
     qsim_cqe_check(&cqe, 0x2000 + len, RSIM_WC_SUCCESS, RSIM_WC_RECV, len,
                    p->b.qp.qpn);
     g_assert_cmpuint(le32_to_cpu(cqe.src_qp), ==, p->a.qp.qpn);
+    g_assert_cmpuint(cqe.sl, ==, 0);
     if (imm) {
         g_assert_cmphex(le32_to_cpu(cqe.wc_flags), ==, RSIM_WC_WITH_IMM);
         g_assert_cmphex(cqe.ex, ==, cpu_to_be32(0xcafe0000 | (len & 0xffff)));
@@ -745,6 +746,7 @@ static void test_ud_loopback(const char *machine)
     g_assert_cmphex(le32_to_cpu(cqe.wc_flags), ==,
                     RSIM_WC_GRH | RSIM_WC_WITH_IMM);
     g_assert_cmphex(cqe.ex, ==, cpu_to_be32(0xabcd0123));
+    g_assert_cmphex(cqe.sl, ==, 0xa);                   /* RoCEv2, IPv4 */
     qtest_memread(d->qts, mb.addr, grh, sizeof(grh));
     for (int i = 0; i < 20; i++) {
         g_assert_cmpuint(grh[i], ==, 0);
@@ -773,6 +775,28 @@ static void test_ud_loopback(const char *machine)
     qsim_cq_poll(d, &b.rcq, &cqe);
     g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x8102);
     g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 40 + 10);
+
+    /* over IPv6 the GRH bytes are the IPv6 header, and sl says so */
+    qsim_gid_add(d, 1, qsim_pair_gid_v6);
+    ah.av.sgid_index = 1;
+    ah.av.network_type = RSIM_NET_IPV6;
+    memcpy(ah.av.dgid, qsim_pair_gid_v6, 16);
+    wr.ah_num = qsim_create(d, &ah, NULL);
+    wr.wr_id = 0x8005;
+    qsim_post_recv(d, &b.qp.rq, 0x8105, &sge);
+    qsim_send(d, &a.qp, &wr);
+    qsim_cq_expect(d, &a.scq, 0x8005, RSIM_WC_SUCCESS, RSIM_WC_SEND, 10,
+                   a.qp.qpn);
+    qsim_cq_poll(d, &b.rcq, &cqe);
+    qsim_cqe_check(&cqe, 0x8105, RSIM_WC_SUCCESS, RSIM_WC_RECV, 40 + 10,
+                   b.qp.qpn);
+    g_assert_cmphex(cqe.sl, ==, 0x9);                   /* RoCEv2, IPv6 */
+    qtest_memread(d->qts, mb.addr, grh, sizeof(grh));
+    g_assert_cmphex(grh[0] >> 4, ==, 6);
+    g_assert_cmpuint(grh[6], ==, 17);
+    g_assert(!memcmp(grh + 8, qsim_pair_gid_v6, 16));
+    g_assert(!memcmp(grh + 24, qsim_pair_gid_v6, 16));
+    wr.ah_num = ahn;
 
     /* larger than the port MTU (1500 gives 1024): a local length error */
     wr.wr_id = 0x8004;
