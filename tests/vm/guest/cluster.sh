@@ -67,10 +67,7 @@ cat "${outs[@]}"
 # the device's receive filter must have dropped both. A bridge learns
 # where each MAC is and floods only the first frames.
 gt_save_counters
-counter() {
-    { rdma statistic show link "$GT_DEV/1" | grep -oE "$1 [0-9]+" || echo "$1 0"; } | cut -d' ' -f2
-}
-others=$(counter rx_drop_not_for_us) own=$(counter rx_drop_own_frames)
+others=$(gt_counter rx_drop_not_for_us) own=$(gt_counter rx_drop_own_frames)
 if [[ ${CLUSTER_HUB:-} == 1 ]] && ((others < 1000 || own < 1000)); then
     gt_fail "on a hub the receive filter drops thousands of the other pairs' frames and of its own; it dropped $others (rx_drop_not_for_us) and $own (rx_drop_own_frames)"
 fi

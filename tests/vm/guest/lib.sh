@@ -35,6 +35,13 @@ gt_save_counters() {
     rdma statistic show link "$GT_DEV/1" | gt_save rdma-statistic.txt || true
 }
 
+# gt_counter NAME...: the sum of the RDMA device's counters NAME... (rdma
+# statistic; after gt_rdma_setup); a counter the device lacks counts 0.
+gt_counter() {
+    rdma statistic show link "$GT_DEV/1" |
+        awk -v names=" $* " '{ for (i = 1; i < NF; i++) if (index(names, " " $i " ")) s += $(i + 1) } END { print s + 0 }'
+}
+
 # --- two guests or more ----------------------------------------------------
 
 # gt_wait_peer [SECONDS]: waits until the peer answers pings.

@@ -92,12 +92,6 @@ nfs_umount() {
     timeout 60 umount "$1" || gt_fail "umount $1 failed or hung"
 }
 
-# roce_packets: RoCE packets rsim0 sent and received.
-roce_packets() {
-    rdma statistic show link rsim0/1 |
-        awk '{ for (i = 1; i < NF; i++) if ($i == "rx_roce_packets" || $i == "tx_roce_packets") s += $(i + 1) } END { print s + 0 }'
-}
-
 # write_tree DIR: a BIG_MB file and SMALL files of 1-32 KiB, made in /tmp
 # first, copied into DIR, their sums kept in /tmp/sums-<name of DIR>.
 write_tree() {
@@ -127,7 +121,7 @@ check_tree() {
 
 gt_barrier server-ready
 modprobe rpcrdma || gt_fail "modprobe rpcrdma failed"
-p0=$(roce_packets)
+p0=$(gt_counter rx_roce_packets tx_roce_packets)
 t0=$SECONDS
 nfs_mount 4.2 /mnt/v4
 nfs_mount 3 /mnt/v3
@@ -143,7 +137,7 @@ nfs_mount 3 /mnt/v3
 nfs_mount 4.2 /mnt/v4
 check_tree /mnt/v3/v4 v4
 check_tree /mnt/v4/v3 v3
-p1=$(roce_packets)
+p1=$(gt_counter rx_roce_packets tx_roce_packets)
 # Far more RoCE packets than the data's 1 KiB MTU frames: it went over RDMA.
 ((p1 - p0 > 2 * BIG_MB * 1024)) ||
     gt_fail "rsim0 sent and received $((p1 - p0)) RoCE packets for $((4 * BIG_MB)) MiB: the data did not go over RDMA"
