@@ -23,6 +23,7 @@ DEPS_PACKAGES := \
 	perftest rdmacm-utils iproute2 python3-pyverbs \
 	iputils-ping ethtool tmux iperf3 gnuplot-nox \
 	nvme-cli fio nfs-kernel-server nfs-common open-iscsi tshark \
+	openmpi-bin libopenmpi-dev ucx-utils openssh-client libwrap0 \
 	shellcheck \
 	clang-14 libclang-rt-14-dev llvm-14 \
 	dkms

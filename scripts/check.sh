@@ -346,7 +346,7 @@ deb13_suites() {
     # the same source in both generations: they run once, in the vmtest
     # suite; here the ULPs of Linux 6.12 run plain.  So does the cluster
     # (the device's receive filter and the harness's shared segment).
-    VMTEST_EXCLUDE="t-mixed-pair t-interop-nvme t-capture t-cluster t-cluster-vxlan"
+    VMTEST_EXCLUDE="t-mixed-pair t-interop-nvme t-capture t-cluster t-cluster-vxlan t-cluster-mpi"
     export NVME_PASSES="plain force_mr" NFS_PASSES=plain
     if [ -x "$QEMU" ]; then
         suite_smoke
