@@ -120,6 +120,30 @@ def pair_run(directory):
             "tests": tests}
 
 
+def cluster_runs(base):
+    """The cluster part: LINK/nN/KIND/gI/pair-I-J.txt, one entry per run;
+    each pair's figures are the client's (guest J's)."""
+    out = []
+    for link in sorted(os.listdir(base)) if os.path.isdir(base) else []:
+        for ndir in sorted(os.listdir(os.path.join(base, link))):
+            for kind in sorted(os.listdir(os.path.join(base, link, ndir))):
+                d = os.path.join(base, link, ndir, kind)
+                cmd = read_text(os.path.join(d, "cmds.txt"))
+                tool, pairs = cmd.split()[0], []
+                n = int(ndir[1:])
+                for i in range(n):
+                    for j in range(i + 1, n):
+                        text = read_text(os.path.join(d, f"g{j}", f"pair-{i}-{j}.txt"))
+                        failed = bool(CLOCK_FAILED_RE.search(text))
+                        pairs.append({"pair": f"{chr(65 + i)}-{chr(65 + j)}",
+                                      "result": None if failed else perftest_figures(text, tool),
+                                      "clock_failed": failed})
+                wall = read_text(os.path.join(d, "wall.txt"))
+                out.append({"link": link, "guests": n, "kind": kind, "command": cmd,
+                            "wall_s": int(wall) if wall else None, "pairs": pairs})
+    return out
+
+
 def fio_run(directory):
     def job(name):
         with open(os.path.join(directory, f"bench-{name}.json")) as f:
@@ -263,8 +287,9 @@ def collect(raw):
     """Everything in RAW-DIR as one dict (the JSON)."""
     info = dict(line.split("=", 1) for line in
                 read_text(os.path.join(raw, "info.txt")).splitlines() if "=" in line)
-    data = {"info": info, "perftest": [], "sweep": [], "hops": [], "nvme": [], "host_udp": []}
-    for part in ("perftest", "sweep", "hops"):
+    data = {"info": info, "perftest": [], "sweep": [], "hops": [], "nvme": [], "host_udp": [],
+            "cluster": cluster_runs(os.path.join(raw, "cluster")), "qps": []}
+    for part in ("perftest", "sweep", "hops", "qps"):
         base = os.path.join(raw, part)
         for stack in sorted(os.listdir(base)) if os.path.isdir(base) else []:
             for mtu_dir in sorted(os.listdir(os.path.join(base, stack))):
@@ -321,12 +346,12 @@ def fmt(v):
     return f"{v:.0f}" if abs(v) >= 100 else f"{v:.3g}"
 
 
-def cell(vals, unit):
+def cell(vals, unit, of="runs"):
     m, got = med(vals), [v for v in vals if v is not CLOCK_FAILED]
     if m is None:
         return "?"
     spread = f" ({fmt(min(got))}-{fmt(max(got))})" if len(got) > 1 else ""
-    missing = f", {len(got)} of {len(vals)} runs" if len(got) < len(vals) else ""
+    missing = f", {len(got)} of {len(vals)} {of}" if len(got) < len(vals) else ""
     return f"{fmt(m)}{spread} {unit}{missing}"
 
 
@@ -439,6 +464,68 @@ def sweep_table(data, plot_name):
     return out
 
 
+def pair_values(run, field):
+    return [CLOCK_FAILED if p["clock_failed"] else p["result"][field] if p["result"] else None
+            for p in run["pairs"]]
+
+
+def cluster_table(data):
+    runs = data["cluster"]
+    if not runs:
+        return []
+    out = []
+    for link in sorted({r["link"] for r in runs}):
+        switch = ("a Linux bridge (tap devices)" if link == "bridge" else
+                  "QEMU's multicast socket hub (every frame reaches every guest)")
+        by = {(r["guests"], r["kind"]): r for r in runs if r["link"] == link}
+        bw_cmd = next((r["command"] for r in runs if r["kind"] == "bw"), "?")
+        lat_cmd = next((r["command"] for r in runs if r["kind"] == "lat"), "?")
+
+        def lat(n, kind):
+            r = by.get((n, kind))
+            if not r:
+                return "?"
+            p99 = med(pair_values(r, "p99_us"))
+            return (cell(pair_values(r, "typical_us"), "us", of="pairs") +
+                    f"; p99 {fmt(p99)} us")
+        out += [f"## Clusters: rdma-sim guests all-to-all on {switch}", "",
+                f"Guests of 1 vCPU and 512 MiB. Every pair at once: `{bw_cmd}` (the aggregate "
+                f"is the sum of the pairs' bandwidths), then `{lat_cmd}`; then `{lat_cmd}` "
+                "one pair at a time, the other guests idle. Per-pair cells: the median over "
+                "the pairs (their range), for latency the typical and the median p99.", "",
+                "| guests | pairs | aggregate ib_write_bw | ib_write_bw per pair | "
+                "ib_write_lat, every pair at once | ib_write_lat, one pair at a time |",
+                "|---|---|---|---|---|---|"]
+        for n in sorted({g for g, _ in by}):
+            bw = by.get((n, "bw"))
+            bws = pair_values(bw, "bw_avg_MBps") if bw else []
+            agg = ("?" if not bws or None in bws else
+                   fmt(sum(v for v in bws if v is not CLOCK_FAILED)) + " MB/s")
+            out.append(f"| {n} | {n * (n - 1) // 2} | {agg} | "
+                       f"{cell(bws, 'MB/s', of='pairs')} | {lat(n, 'lat')} | "
+                       f"{lat(n, 'lat-serial')} |")
+        out.append("")
+    return out
+
+
+def qps_table(data):
+    runs = data["qps"]
+    if not runs:
+        return []
+    r = runs[0]
+    one = next((t["result"]["bw_avg_MBps"] for t in r["tests"]
+                if t["result"] and " -q 1 " in f" {t['command']} "), None)
+    out = [f"## Queue pairs: ib_write_bw between two rdma-sim guests "
+           f"(Ethernet MTU {r['mtu']}, one run)", "",
+           "| QPs | ib_write_bw, 64 KiB | vs 1 QP |", "|---|---|---|"]
+    for t in r["tests"]:
+        q = int(re.search(r"-q (\d+)", t["command"]).group(1))
+        bw = t["result"]["bw_avg_MBps"] if t["result"] else None
+        out.append(f"| {q} | {fmt(bw)} MB/s | "
+                   f"{f'{bw / one:.2f}' if bw is not None and one else '?'} |")
+    return out + [""]
+
+
 def nvme_table(data):
     runs = data["nvme"]
     if not runs:
@@ -501,7 +588,9 @@ def report(data, stem):
     out += hops_table(data)
     out += sweep_table(data, os.path.basename(stem) + ".png")
     out += nvme_table(data)
-    if any(t["clock_failed"] for part in ("perftest", "sweep") for r in data[part]
+    out += cluster_table(data)
+    out += qps_table(data)
+    if any(t["clock_failed"] for part in ("perftest", "sweep", "qps") for r in data[part]
            for t in r["tests"]):
         out += [CLOCK_FAILED_NOTE, ""]
     return "\n".join(out) + "\n"

@@ -27,6 +27,16 @@
 #            guest with 2 vCPUs, fio on the host: 4 KiB random reads at QD
 #            32 (IOPS) and QD 1 (completion latency p50 and p99), 1 MiB
 #            sequential reads at QD 16 (MB/s).
+#  cluster   (not in the default parts) rdma-sim guests all-to-all: for each
+#            count of BENCH_GUESTS (default "2 4 8"; 512 MiB a guest), every
+#            pair at once runs ib_write_bw of 64 KiB for
+#            BENCH_CLUSTER_SECONDS (default 10): the aggregate bandwidth is
+#            the sum of the pairs'; then ib_write_lat of 2 B, every pair at
+#            once, then one pair at a time (the others idle): the per-pair
+#            latency under load and alone. Then ib_write_bw of 64 KiB with 1 to
+#            256 QPs between two guests. The guests' switch is a Linux bridge
+#            as root (--link bridge), else the multicast hub, which sends
+#            every frame to every guest.
 #
 # Output, by scripts/bench-report.py: build/bench/bench-DATE.md (the tables,
 # printed too), .json (every run's figures) and .png (the sweep's plot,
@@ -35,7 +45,8 @@
 #
 # Settings: BENCH_ITERS (bandwidth iterations, default 2000), LAT_ITERS
 # (default 2000), BENCH_MTUS (default "1500 9000"), BENCH_RUNS (default 3),
-# NVME_BENCH_SECONDS (per fio job, default 20).
+# NVME_BENCH_SECONDS (per fio job, default 20), BENCH_GUESTS and
+# BENCH_CLUSTER_SECONDS (the cluster part).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . tests/vm/test-lib.sh
@@ -86,7 +97,7 @@ mkdir -p "$raw"
 # keep DIR CMDS WALL: the client's outputs of the pair run just done
 keep() {
     mkdir -p "$raw/$1"
-    cp "${VMTEST_RESULTS[1]}"/out-*.txt "$raw/$1/" 2>/dev/null || true
+    cp "${VMTEST_RESULTS[1]}"/out-*.txt "${VMTEST_RESULTS[1]}"/stats-*.txt "$raw/$1/" 2>/dev/null || true
     cp "${VMTEST_RESULTS[1]}"/bench-*.json "$raw/$1/" 2>/dev/null || true
     printf '%s\n' "$2" >"$raw/$1/cmds.txt"
     echo "$3" >"$raw/$1/wall.txt"
@@ -143,6 +154,45 @@ if [[ $parts == *" sweep "* ]]; then
             keep "sweep/$stack/mtu$mtu/run1" "$sweep_cmds" "$pair_wall"
         done
     done
+fi
+
+# Clusters: all-to-all bandwidth, then latency, for each count of guests;
+# each pair's output kept as cluster/LINK/nN/KIND/gI/pair-I-J.txt (the
+# client, guest J, has the figures); then QPs between two guests.
+if [[ $parts == *" cluster "* ]]; then
+    link=mcast
+    ((EUID != 0)) || link=bridge
+    secs=${BENCH_CLUSTER_SECONDS:-10}
+    for n in ${BENCH_GUESTS:-2 4 8}; do
+        [[ $n =~ ^[2-8]$ ]] || vmtest_fail "BENCH_GUESTS: counts of guests from 2 to 8, not '$n'"
+        for kind in bw lat lat-serial; do
+            case $kind in
+            bw) ccmd="ib_write_bw -s 65536 -D $secs" serial='' ;;
+            lat) ccmd="ib_write_lat -s 2 -n $lat" serial='' ;;
+            lat-serial) ccmd="ib_write_lat -s 2 -n $lat" serial=1 ;;
+            esac
+            echo "bench: $n rdma-sim guests on a $link, ${serial:+one pair at a time}${serial:-every pair at once}: $ccmd ..."
+            t0=$SECONDS
+            VM_MEM=512 vmtest_run -n "$n" --nic "$(vmtest_nic rsim)" --link "$link" -t 1800 \
+                -s tests/vm/guest/cluster.sh -e CLUSTER_CMD="$ccmd" -e CLUSTER_SERIAL="$serial"
+            ((VMTEST_RC == 0)) || vmtest_fail "$n guests all-to-all ($ccmd) failed (logs: $VMTEST_RUN)"
+            dir=$raw/cluster/$link/n$n/$kind
+            for ((i = 0; i < n; i++)); do
+                mkdir -p "$dir/g$i"
+                cp "${VMTEST_RESULTS[i]}"/pair-*.txt "$dir/g$i/" 2>/dev/null || true
+            done
+            printf '%s\n' "$ccmd" >"$dir/cmds.txt"
+            echo $((SECONDS - t0)) >"$dir/wall.txt"
+            rm -rf "$(dirname "$VMTEST_RUN")"
+        done
+    done
+    qp_cmds=''
+    for q in 1 2 4 8 16 32 64 128 256; do
+        qp_cmds+="ib_write_bw -s 65536 -q $q -D $secs"$'\n'
+    done
+    pair rsim "ib_write_bw with 1 to 256 QPs, Ethernet MTU 1500" \
+        1800 tests/vm/guest/pair-cmds.sh -e GT_ETH_MTU=1500 -e PAIR_CMDS="$qp_cmds"
+    keep "qps/rsim/mtu1500/run1" "$qp_cmds" "$pair_wall"
 fi
 
 # Where a 2-byte message's time goes: rdma-sim's doorbell, tx, rx and CQE

@@ -1,6 +1,7 @@
 #!/bin/bash
-# Runs in every guest of a cluster run (tests/vm/t-cluster.sh, t-cluster-vxlan.sh): RC
-# traffic between every pair of guests at once, each received buffer checked.
+# Runs in every guest of a cluster run (tests/vm/t-cluster.sh, t-cluster-vxlan.sh,
+# scripts/bench.sh): RC traffic between every pair of guests at once, each
+# received buffer checked.
 # Guest i serves every guest after it and is a client of every guest before
 # it; the pair (i, j), i < j, exchanges its QP numbers on TCP port
 # 18600 + 8 * i + j. Each pair's output goes to $RSIM_RESULTS/pair-I-J.txt.
@@ -8,6 +9,8 @@
 # (default "ibv_rc_pingpong -s 65536 -n 100 -c"; -d, -g, -p and the
 # server's address are added) or a perftest one (e.g. "ib_write_bw -D 10";
 # -d, -x, -F, -p and the server's address are added).
+# CLUSTER_SERIAL=1 (environment): the pairs run one at a time instead, in
+# order (A-B, A-C, ..., B-C, ...), the other guests idle.
 # CLUSTER_HUB=1 (environment): the guests are on a hub (VM_LINK=mcast),
 # where each device's receive filter must drop the other pairs' frames.
 # CLUSTER_FANIN=K (environment): then rdma_cm fan-in: guest A serves K
@@ -42,24 +45,45 @@ run() {
     if [[ -n ${3:-} || ${cmd[0]} == ibv_* ]]; then checks+=(1); else checks+=(0); fi
 }
 
-for ((j = me + 1; j < RSIM_NGUESTS; j++)); do
-    run "$j" $((18600 + 8 * me + j))
-    gt_wait_listen $((18600 + 8 * me + j)) 30
-done
-gt_barrier listening 120
-for ((j = 0; j < me; j++)); do
-    run "$j" $((18600 + 8 * j + me)) "10.0.0.$((j + 1))"
-done
-gt_log "${#pids[@]} pairs running: ${cmd[*]}"
-
 failed=()
-for k in "${!pids[@]}"; do
-    if ! wait "${pids[k]}"; then
-        failed+=("${outs[k]##*/}: $(tail -n 3 "${outs[k]}" | tr '\n' ' ')")
-    elif ((checks[k])) && ! grep -Eq "$done_re" "${outs[k]}"; then
-        failed+=("${outs[k]##*/}: no line of results")
+# finish K: waits for run K to end; a failure is noted in failed
+finish() {
+    if ! wait "${pids[$1]}"; then
+        failed+=("${outs[$1]##*/}: $(tail -n 3 "${outs[$1]}" | tr '\n' ' ')")
+    elif ((checks[$1])) && ! grep -Eq "$done_re" "${outs[$1]}"; then
+        failed+=("${outs[$1]##*/}: no line of results")
     fi
-done
+}
+
+if [[ ${CLUSTER_SERIAL:-} == 1 ]]; then
+    # The barrier of a pair waits for the previous pair's two guests.
+    for ((i = 0; i < RSIM_NGUESTS; i++)); do
+        for ((j = i + 1; j < RSIM_NGUESTS; j++)); do
+            port=$((18600 + 8 * i + j))
+            if ((me == i)); then
+                run "$j" "$port"
+                gt_wait_listen "$port" 30
+            fi
+            gt_barrier "pair-$i-$j" 300
+            ((me != j)) || run "$i" "$port" "10.0.0.$((i + 1))"
+            ((me != i && me != j)) || finish $((${#pids[@]} - 1))
+        done
+    done
+    gt_log "${#pids[@]} pairs run one at a time: ${cmd[*]}"
+else
+    for ((j = me + 1; j < RSIM_NGUESTS; j++)); do
+        run "$j" $((18600 + 8 * me + j))
+        gt_wait_listen $((18600 + 8 * me + j)) 30
+    done
+    gt_barrier listening 120
+    for ((j = 0; j < me; j++)); do
+        run "$j" $((18600 + 8 * j + me)) "10.0.0.$((j + 1))"
+    done
+    gt_log "${#pids[@]} pairs running: ${cmd[*]}"
+    for k in "${!pids[@]}"; do
+        finish "$k"
+    done
+fi
 cat "${outs[@]}"
 ((${#failed[@]} == 0)) || gt_fail "pairs failed: ${failed[*]}"
 
