@@ -12,7 +12,7 @@
 # rdma-sim also runs on QEMU without those changes (make qemu-plain,
 # PLAIN_QEMU_BINARY): how much of its speed they give.
 #
-# Parts (BENCH_PARTS, default "perftest sweep hops nvme"):
+# Parts (BENCH_PARTS, default "perftest sweep hops nvme cluster"):
 #  perftest  bandwidth and latency tests; each pair runs BENCH_RUNS times
 #            (default 3), the stacks in turn: two cores shared by four busy
 #            threads make single runs vary by a third or more, so the table
@@ -27,7 +27,7 @@
 #            guest with 2 vCPUs, fio on the host: 4 KiB random reads at QD
 #            32 (IOPS) and QD 1 (completion latency p50 and p99), 1 MiB
 #            sequential reads at QD 16 (MB/s).
-#  cluster   (not in the default parts) rdma-sim guests all-to-all: for each
+#  cluster   rdma-sim guests all-to-all: for each
 #            count of BENCH_GUESTS (default "2 4 8"; 512 MiB a guest), every
 #            pair at once runs ib_write_bw of 64 KiB for
 #            BENCH_CLUSTER_SECONDS (default 10): the aggregate bandwidth is
@@ -57,7 +57,7 @@ lat=${LAT_ITERS:-2000}
 all_mtus=${BENCH_MTUS:-1500 9000}
 mtus=$all_mtus
 runs=${BENCH_RUNS:-3}
-parts=" ${BENCH_PARTS:-perftest sweep hops nvme} "
+parts=" ${BENCH_PARTS:-perftest sweep hops nvme cluster} "
 debian_qemu=${BENCH_DEBIAN_QEMU:-/usr/bin/qemu-system-x86_64}
 plain_qemu=${PLAIN_QEMU_BINARY:-build/qemu-plain-build/qemu-system-x86_64}
 rsim_stacks="rsim rsim-plain"
@@ -167,11 +167,11 @@ if [[ $parts == *" cluster "* ]]; then
         [[ $n =~ ^[2-8]$ ]] || vmtest_fail "BENCH_GUESTS: counts of guests from 2 to 8, not '$n'"
         for kind in bw lat lat-serial; do
             case $kind in
-            bw) ccmd="ib_write_bw -s 65536 -D $secs" serial='' ;;
-            lat) ccmd="ib_write_lat -s 2 -n $lat" serial='' ;;
-            lat-serial) ccmd="ib_write_lat -s 2 -n $lat" serial=1 ;;
+            bw) ccmd="ib_write_bw -s 65536 -D $secs" serial='' how='every pair at once' ;;
+            lat) ccmd="ib_write_lat -s 2 -n $lat" serial='' how='every pair at once' ;;
+            lat-serial) ccmd="ib_write_lat -s 2 -n $lat" serial=1 how='one pair at a time' ;;
             esac
-            echo "bench: $n rdma-sim guests on a $link, ${serial:+one pair at a time}${serial:-every pair at once}: $ccmd ..."
+            echo "bench: $n rdma-sim guests on a $link, $how: $ccmd ..."
             t0=$SECONDS
             VM_MEM=512 vmtest_run -n "$n" --nic "$(vmtest_nic rsim)" --link "$link" -t 1800 \
                 -s tests/vm/guest/cluster.sh -e CLUSTER_CMD="$ccmd" -e CLUSTER_SERIAL="$serial"
