@@ -220,10 +220,18 @@ void rsim_cqe_to_wc(const struct rsim_cqe *cqe, struct ib_wc *wc)
 	/* RoCE has no SL: a UD completion's sl says how the datagram came */
 	wc->sl = 0;
 	if (cqe->sl & RSIM_CQE_SL_UDP) {
-		wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
-		wc->network_hdr_type =
-			(cqe->sl & RSIM_CQE_SL_L3_MASK) == RSIM_CQE_SL_L3_IPV4 ?
-			RDMA_NETWORK_IPV4 : RDMA_NETWORK_IPV6;
+		switch (cqe->sl & RSIM_CQE_SL_L3_MASK) {
+		case RSIM_CQE_SL_L3_IPV4:
+			wc->network_hdr_type = RDMA_NETWORK_IPV4;
+			wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
+			break;
+		case RSIM_CQE_SL_L3_IPV6:
+			wc->network_hdr_type = RDMA_NETWORK_IPV6;
+			wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
+			break;
+		default:	/* the core reads the type from the GRH */
+			break;
+		}
 	}
 	wc->dlid_path_bits = cqe->dlid_path_bits;
 	wc->port_num = cqe->port_num ?: 1;

@@ -1049,6 +1049,7 @@ enum rsim_wc_opcode {
  * UC completions have sl 0.
  */
 #define RSIM_CQE_SL_UDP             (1u << 3)   /* RoCEv2: UDP-encapsulated */
+/* bits 2..0: mlx5's values, not those of enum rsim_network_type */
 #define RSIM_CQE_SL_L3_MASK         0x7u
 #define RSIM_CQE_SL_L3_IPV6         1u
 #define RSIM_CQE_SL_L3_IPV4         2u
