@@ -8,7 +8,10 @@ RAW-DIR holds one directory per pair run, named PART/STACK/.../runN with
 cmds.txt (the commands, one a line), out-N.txt (the client's output of
 command N), wall.txt (seconds for the whole pair run) and, for NVMe,
 fio's bench-*.json; host-udp/mtuM.json is iperf3's output at that MTU's
-frame size, info.txt the run's description (KEY=VALUE lines).
+frame size, info.txt the run's description (KEY=VALUE lines). The cluster
+part is cluster/LINK/nN/KIND/ (KIND bw, lat or lat-serial) with cmds.txt,
+wall.txt and gI/pair-L-H.txt: guest I's side of each pair L-H it was in
+(the figures are on the client's side, guest H's).
 """
 
 import bisect
@@ -499,8 +502,9 @@ def cluster_table(data):
         for n in sorted({g for g, _ in by}):
             bw = by.get((n, "bw"))
             bws = pair_values(bw, "bw_avg_MBps") if bw else []
-            agg = ("?" if not bws or None in bws else
-                   fmt(sum(v for v in bws if v is not CLOCK_FAILED)) + " MB/s")
+            got = [v for v in bws if v is not CLOCK_FAILED]
+            agg = ("?" if not bws or None in bws else fmt(sum(got)) + " MB/s" +
+                   (f", {len(got)} of {len(bws)} pairs" if len(got) < len(bws) else ""))
             out.append(f"| {n} | {n * (n - 1) // 2} | {agg} | "
                        f"{cell(bws, 'MB/s', of='pairs')} | {lat(n, 'lat')} | "
                        f"{lat(n, 'lat-serial')} |")
@@ -590,8 +594,9 @@ def report(data, stem):
     out += nvme_table(data)
     out += cluster_table(data)
     out += qps_table(data)
-    if any(t["clock_failed"] for part in ("perftest", "sweep", "qps") for r in data[part]
-           for t in r["tests"]):
+    if (any(t["clock_failed"] for part in ("perftest", "sweep", "qps") for r in data[part]
+            for t in r["tests"]) or
+            any(p["clock_failed"] for r in data["cluster"] for p in r["pairs"])):
         out += [CLOCK_FAILED_NOTE, ""]
     return "\n".join(out) + "\n"
 

@@ -9,6 +9,8 @@ set -euo pipefail
 # shellcheck source=tests/vm/test-lib.sh
 . "$(dirname "$0")/test-lib.sh"
 vmtest_init t-cluster-mpi
+make -s -C tests/vm/progs mpi-check ||
+    vmtest_fail "building tests/vm/progs/mpi-check failed (make -C tests/vm/progs mpi-check; it needs libopenmpi-dev: make deps)"
 vmtest_cluster 4 --ssh -t 1500 -s tests/vm/guest/cluster-mpi.sh
 vmtest_show mpi-sweep.txt "MPI sweep, guests A and B"
 vmtest_counters cluster-mpi

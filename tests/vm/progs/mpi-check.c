@@ -9,8 +9,9 @@
  *                     64 KiB a block), broadcast of 1 MiB; prints
  *                     "check ok: N ranks" on rank 0
  *   mpi-check sweep   ranks 0 and 1: ping-pong latency and streaming
- *                     bandwidth from 1 byte to 4 MiB (the data of the
- *                     last message checked), the other ranks asleep;
+ *                     bandwidth from 1 byte to 4 MiB (the data of each
+ *                     size's last ping-pong and last window checked), the
+ *                     other ranks asleep;
  *                     prints a table on rank 0 and "sweep done"
  *
  * A wrong byte or value aborts the job (MPI_Abort, exit status 2) with a
@@ -20,6 +21,7 @@
  */
 
 #include <mpi.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,13 +34,17 @@
 #define REDUCE_COUNT    4096
 #define SWEEP_WINDOW    32
 #define SWEEP_BYTES     (32u << 20)     /* streamed per message size */
+#define SWEEP_BIG       (64u << 10)     /* larger messages: a window of 4 */
+/* a window's receives each have their own buffer */
+#define SWEEP_RBUF      ((size_t)MAX_MSG * 4 > (size_t)SWEEP_BIG * SWEEP_WINDOW ? \
+                         (size_t)MAX_MSG * 4 : (size_t)SWEEP_BIG * SWEEP_WINDOW)
 
 static int rank, nranks;
 
-static void fail(const char *what, size_t at, unsigned got, unsigned want)
+static void fail(const char *what, size_t at, int64_t got, int64_t want)
 {
-    fprintf(stderr, "mpi-check: rank %d: %s: byte/element %zu is %u, not %u\n",
-            rank, what, at, got, want);
+    fprintf(stderr, "mpi-check: rank %d: %s: byte/element %zu is %" PRId64
+            ", not %" PRId64 "\n", rank, what, at, got, want);
     MPI_Abort(MPI_COMM_WORLD, 2);
 }
 
@@ -109,10 +115,10 @@ static void check_allreduce(void)
         int64_t want_max = (n - 1) * 1000003 + i;
 
         if (sum[i] != want_sum) {
-            fail("allreduce sum", i, (unsigned)sum[i], (unsigned)want_sum);
+            fail("allreduce sum", i, sum[i], want_sum);
         }
         if (max[i] != want_max) {
-            fail("allreduce max", i, (unsigned)max[i], (unsigned)want_max);
+            fail("allreduce max", i, max[i], want_max);
         }
     }
     if (rank == 0) {
@@ -182,12 +188,13 @@ static void sweep(uint8_t *sbuf, uint8_t *rbuf)
         printf("%10s %12s %12s\n", "bytes", "latency_us", "bw_MB/s");
     }
     for (size_t len = 1; len <= MAX_MSG; len *= 4) {
-        int window = len > (64u << 10) ? 4 : SWEEP_WINDOW;
+        int window = len > SWEEP_BIG ? 4 : SWEEP_WINDOW;
         int lat_iters = clamp((8u << 20) / len, 4, 200);
         int iters = clamp(SWEEP_BYTES / (len * window), 2, 200);
         double t0, lat = 0, bw = 0;
 
         fill(sbuf, len, rank, 1);
+        memset(rbuf, 0, len * window);
         sweep_barrier();
         if (rank < 2) {
             int peer = 1 - rank;
@@ -207,6 +214,7 @@ static void sweep(uint8_t *sbuf, uint8_t *rbuf)
             }
             lat = (MPI_Wtime() - t0) * 1e6 / (2.0 * lat_iters);
             verify("sweep ping-pong", rbuf, len, peer, 1);
+            memset(rbuf, 0, len);
 
             /* streaming: windows of non-blocking sends, then one ack */
             t0 = MPI_Wtime();
@@ -218,7 +226,7 @@ static void sweep(uint8_t *sbuf, uint8_t *rbuf)
                         MPI_Isend(sbuf, (int)len, MPI_BYTE, 1, 2,
                                   MPI_COMM_WORLD, &req[w]);
                     } else {
-                        MPI_Irecv(rbuf, (int)len, MPI_BYTE, 0, 2,
+                        MPI_Irecv(rbuf + w * len, (int)len, MPI_BYTE, 0, 2,
                                   MPI_COMM_WORLD, &req[w]);
                     }
                 }
@@ -232,8 +240,8 @@ static void sweep(uint8_t *sbuf, uint8_t *rbuf)
             }
             bw = (double)len * window * iters /
                  (MPI_Wtime() - t0) / 1e6;
-            if (rank == 1) {
-                verify("sweep stream", rbuf, len, 0, 1);
+            for (int w = 0; rank == 1 && w < window; w++) {
+                verify("sweep stream", rbuf + w * len, len, 0, 1);
             }
         }
         if (rank == 0) {
@@ -264,7 +272,7 @@ int main(int argc, char **argv)
         big = A2A_BIG * (size_t)nranks;
     }
     sbuf = xmalloc(big);
-    rbuf = xmalloc(big);
+    rbuf = xmalloc(big > SWEEP_RBUF ? big : SWEEP_RBUF);
     MPI_Barrier(MPI_COMM_WORLD);
 
     if (!strcmp(mode, "check")) {
