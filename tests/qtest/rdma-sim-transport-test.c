@@ -695,6 +695,23 @@ static void test_retry_exceeded(const char *machine)
     qsim_stop(p.d);
 }
 
+/*
+ * Datagram wr from UD QP a to b, received by the receive WQE recv_id
+ * posted with sge: both complete successfully, b's completion in *cqe.
+ */
+static void ud_datagram(QSimDev *d, QSimEndpoint *a, QSimEndpoint *b,
+                        QSimWr *wr, struct rsim_sge *sge, uint64_t recv_id,
+                        uint32_t len, struct rsim_cqe *cqe)
+{
+    qsim_post_recv(d, &b->qp.rq, recv_id, sge);
+    qsim_send(d, &a->qp, wr);
+    qsim_cq_expect(d, &a->scq, wr->wr_id, RSIM_WC_SUCCESS, RSIM_WC_SEND, len,
+                   a->qp.qpn);
+    qsim_cq_poll(d, &b->rcq, cqe);
+    qsim_cqe_check(cqe, recv_id, RSIM_WC_SUCCESS, RSIM_WC_RECV, 40 + len,
+                   b->qp.qpn);
+}
+
 /* Datagrams between two UD QPs: GRH, immediate, Q_Keys, the MTU */
 static void test_ud_loopback(const char *machine)
 {
@@ -732,16 +749,10 @@ static void test_ud_loopback(const char *machine)
 
     /* a datagram with immediate data: GRH, then the payload */
     qsim_fill_pattern(d, ma.addr, 1000, 77);
-    qsim_post_recv(d, &b.qp.rq, 0x8101, &sge);
     wr.ah_num = ahn;
     wr.remote_qpn = b.qp.qpn;
     wr.sge[0] = qsim_sge(&ma, 0, 1000);
-    qsim_send(d, &a.qp, &wr);
-    qsim_cq_expect(d, &a.scq, 0x8001, RSIM_WC_SUCCESS, RSIM_WC_SEND, 1000,
-                   a.qp.qpn);
-    qsim_cq_poll(d, &b.rcq, &cqe);
-    qsim_cqe_check(&cqe, 0x8101, RSIM_WC_SUCCESS, RSIM_WC_RECV, 40 + 1000,
-                   b.qp.qpn);
+    ud_datagram(d, &a, &b, &wr, &sge, 0x8101, 1000, &cqe);
     g_assert_cmpuint(le32_to_cpu(cqe.src_qp), ==, a.qp.qpn);
     g_assert_cmphex(le32_to_cpu(cqe.wc_flags), ==,
                     RSIM_WC_GRH | RSIM_WC_WITH_IMM);
@@ -783,13 +794,7 @@ static void test_ud_loopback(const char *machine)
     memcpy(ah.av.dgid, qsim_pair_gid_v6, 16);
     wr.ah_num = qsim_create(d, &ah, NULL);
     wr.wr_id = 0x8005;
-    qsim_post_recv(d, &b.qp.rq, 0x8105, &sge);
-    qsim_send(d, &a.qp, &wr);
-    qsim_cq_expect(d, &a.scq, 0x8005, RSIM_WC_SUCCESS, RSIM_WC_SEND, 10,
-                   a.qp.qpn);
-    qsim_cq_poll(d, &b.rcq, &cqe);
-    qsim_cqe_check(&cqe, 0x8105, RSIM_WC_SUCCESS, RSIM_WC_RECV, 40 + 10,
-                   b.qp.qpn);
+    ud_datagram(d, &a, &b, &wr, &sge, 0x8105, 10, &cqe);
     g_assert_cmphex(cqe.sl, ==, 0x9);                   /* RoCEv2, IPv6 */
     qtest_memread(d->qts, mb.addr, grh, sizeof(grh));
     g_assert_cmphex(grh[0] >> 4, ==, 6);
