@@ -217,24 +217,34 @@ void rsim_cqe_to_wc(const struct rsim_cqe *cqe, struct ib_wc *wc)
 	}
 	wc->pkey_index = le16_to_cpu(cqe->pkey_index);
 	wc->slid = le16_to_cpu(cqe->slid);
-	/* RoCE has no SL: a UD completion's sl says how the datagram came */
-	wc->sl = 0;
-	if (cqe->sl & RSIM_CQE_SL_UDP) {
-		switch (cqe->sl & RSIM_CQE_SL_L3_MASK) {
-		case RSIM_CQE_SL_L3_IPV4:
-			wc->network_hdr_type = RDMA_NETWORK_IPV4;
-			wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
-			break;
-		case RSIM_CQE_SL_L3_IPV6:
-			wc->network_hdr_type = RDMA_NETWORK_IPV6;
-			wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
-			break;
-		default:	/* the core reads the type from the GRH */
-			break;
-		}
-	}
+	wc->sl = cqe->sl;
 	wc->dlid_path_bits = cqe->dlid_path_bits;
 	wc->port_num = cqe->port_num ?: 1;
+}
+
+/*
+ * RoCE has no SL: a UD completion's sl says how the datagram came, which a
+ * kernel consumer reads as network_hdr_type (a process reads sl itself).
+ */
+static void rsim_wc_net_type(struct ib_wc *wc)
+{
+	u8 sl = wc->sl;
+
+	wc->sl = 0;
+	if (!(sl & RSIM_CQE_SL_UDP))
+		return;
+	switch (sl & RSIM_CQE_SL_L3_MASK) {
+	case RSIM_CQE_SL_L3_IPV4:
+		wc->network_hdr_type = RDMA_NETWORK_IPV4;
+		wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
+		break;
+	case RSIM_CQE_SL_L3_IPV6:
+		wc->network_hdr_type = RDMA_NETWORK_IPV6;
+		wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
+		break;
+	default:	/* the core reads the type from the GRH */
+		break;
+	}
 }
 
 /* What one completion of a kernel CQ is about */
@@ -470,6 +480,7 @@ static bool rsim_kcqe_complete(struct rsim_dev *dev, struct rsim_cq *cq,
 		wc->port_num = 1;
 	} else {
 		rsim_cqe_to_wc(cqe, wc);
+		rsim_wc_net_type(wc);
 	}
 	if (k->qp && (!k->srq || !k->bad)) {
 		rsim_kwr_to_wc(k, k->slot, wc);

@@ -606,9 +606,6 @@ static int rsim_ucq_poll(struct rsim_dev *dev, struct rsim_cq *cq, int num,
 		}
 		memset(&wc[n], 0, sizeof(wc[n]));
 		rsim_cqe_to_wc(&cqe, &wc[n]);
-		/* the process sees sl as it would in its mmapped CQ */
-		wc[n].sl = cqe.sl;
-		wc[n].wc_flags &= ~IB_WC_WITH_NETWORK_HDR_TYPE;
 		wc[n].wr_id = le64_to_cpu(cqe.wr_id);
 		wc[n].qp = &qp->ibqp;
 		n++;
