@@ -166,7 +166,7 @@ enum rdma_sim_rwqe_result rdma_sim_rwqe_get(RdmaSimState *s, RdmaSimQp *qp)
     uint32_t cons = srq ? srq->cons : qp->rq_cons;
     uint32_t max_sge = srq ? srq->max_sge : qp->max_recv_sge;
     struct rsim_recv_wqe hdr;
-    uint32_t prod;
+    uint32_t prod, nsge;
 
     if (x->have_rwqe) {
         return RDMA_SIM_RWQE_OK;
@@ -183,15 +183,16 @@ enum rdma_sim_rwqe_result rdma_sim_rwqe_get(RdmaSimState *s, RdmaSimQp *qp)
     if (rdma_sim_ring_read_elem(s, ring, cons, &hdr, sizeof(hdr))) {
         return RDMA_SIM_RWQE_BAD;
     }
-    x->rwqe_nsge = le32_to_cpu(hdr.dma.num_sge);
-    if (x->rwqe_nsge > max_sge ||
+    nsge = le32_to_cpu(hdr.dma.num_sge);
+    if (nsge > max_sge ||
         rdma_sim_sgl_read(s, ring, rdma_sim_ring_elem_offset(ring, cons) +
-                          RSIM_RECV_WQE_HDR_SIZE, x->rwqe_nsge,
-                          x->rwqe_sge)) {
+                          RSIM_RECV_WQE_HDR_SIZE, nsge, x->rwqe_sge)) {
         rdma_sim_guest_error(s, "rq", "QP %u: receive WQE %u malformed",
                              qp->qpn, cons);
         return RDMA_SIM_RWQE_BAD;
     }
+    /* only a count that fits rwqe_sge[] is kept (migration.c relies on it) */
+    x->rwqe_nsge = nsge;
     memcpy(&x->rwqe_id, &hdr.wr_id, sizeof(x->rwqe_id));
     x->rwqe_pdn = srq ? srq->pdn : qp->pdn;
     x->rwqe_from_srq = srq != NULL;
