@@ -91,7 +91,7 @@ static enum rsim_status rdma_sim_check_destroy(RdmaSimCmd *c, bool exists,
     return RSIM_STS_OK;
 }
 
-static bool rdma_sim_pd_valid(RdmaSimState *s, uint32_t pdn)
+bool rdma_sim_pd_valid(RdmaSimState *s, uint32_t pdn)
 {
     return pdn < s->props.max_pd && s->pds[pdn].valid;
 }
@@ -221,7 +221,7 @@ uint32_t rdma_sim_num_eqs(RdmaSimState *s)
     return s->props.msix_vectors - 1;
 }
 
-static RdmaSimEq *rdma_sim_eq_lookup(RdmaSimState *s, uint32_t eqn)
+RdmaSimEq *rdma_sim_eq_lookup(RdmaSimState *s, uint32_t eqn)
 {
     return eqn < rdma_sim_num_eqs(s) && s->eqs[eqn].valid ? &s->eqs[eqn] : NULL;
 }
@@ -1295,6 +1295,10 @@ static void rdma_sim_admin_bh(void *opaque)
     unsigned budget = RDMA_SIM_ADMIN_BURST;
     bool posted = false;
 
+    /* a stopped VM's device waits: rdma_sim_vm_state_change() */
+    if (!runstate_is_running()) {
+        return;
+    }
     rdma_sim_transport_run(s);
     s->busy++;
     while (rdma_sim_ready(s) && s->aq_head != s->aq_tail &&

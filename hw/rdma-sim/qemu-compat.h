@@ -21,6 +21,13 @@
 #include "hw/pci/pci_device.h"
 #endif
 
+/* 10.0 has the system emulation headers in system/, 7.2 in sysemu/ */
+#if QEMU_VERSION_MAJOR >= 10
+#include "system/runstate.h"
+#else
+#include "sysemu/runstate.h"
+#endif
+
 #if QEMU_VERSION_MAJOR < 9
 /*
  * 9.1 removed DeviceClass::reset; the device's reset handler is installed

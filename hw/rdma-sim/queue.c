@@ -114,6 +114,7 @@ enum rsim_status rdma_sim_ring_init(RdmaSimState *s, RdmaSimRing *ring,
         }
         ring->host_mem = n * sizeof(*ring->pages);
         ring->pages = g_new(dma_addr_t, n);
+        ring->pages_len = n;
         st = rdma_sim_pl_pages(s, &pl, 0, n, ring->pages);
         if (st != RSIM_STS_OK) {
             rdma_sim_ring_free(s, ring);
@@ -129,6 +130,7 @@ void rdma_sim_ring_free(RdmaSimState *s, RdmaSimRing *ring)
     ring->host_mem = 0;
     g_free(ring->pages);
     ring->pages = NULL;
+    ring->pages_len = 0;
 }
 
 /* Access [offset, offset + len) of a ring; the range must lie inside. */

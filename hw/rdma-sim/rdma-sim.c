@@ -139,7 +139,7 @@ MemTxResult rdma_sim_dma_write(RdmaSimState *s, dma_addr_t addr,
 }
 
 /* Destroy every object and return to the power-on register state. */
-static void rdma_sim_reset_state(RdmaSimState *s)
+void rdma_sim_reset_state(RdmaSimState *s)
 {
     uint32_t i;
 
@@ -688,6 +688,25 @@ static void rdma_sim_init_tables(RdmaSimState *s)
     }
 }
 
+/*
+ * While the VM is stopped the device does nothing: its bottom halves wait
+ * (timers wait with the virtual clock, the netdev delivers no frames), so
+ * that a paused guest sees no completions appear and a migration or
+ * snapshot saves the device as it was when the VM stopped.  Doorbells a
+ * debugger or qtest writes meanwhile are taken, and their work waits.
+ */
+static void rdma_sim_vm_state_change(void *opaque, bool running,
+                                     RunState state)
+{
+    RdmaSimState *s = opaque;
+
+    if (running && rdma_sim_ready(s)) {
+        rdma_sim_admin_kick(s);
+        rdma_sim_transport_resume(s);
+        rdma_sim_port_update(s, false);
+    }
+}
+
 static void rdma_sim_realize(PCIDevice *pci, Error **errp)
 {
     RdmaSimState *s = RDMA_SIM(pci);
@@ -721,12 +740,15 @@ static void rdma_sim_realize(PCIDevice *pci, Error **errp)
     rdma_sim_transport_init(s);
     rdma_sim_net_init(s, errp);
     rdma_sim_reset_state(s);
+    s->vm_state = qemu_add_vm_change_state_handler(rdma_sim_vm_state_change,
+                                                   s);
 }
 
 static void rdma_sim_exit(PCIDevice *pci)
 {
     RdmaSimState *s = RDMA_SIM(pci);
 
+    qemu_del_vm_change_state_handler(s->vm_state);
     rdma_sim_reset_state(s);
     rdma_sim_net_cleanup(s);
     rdma_sim_transport_cleanup(s);
@@ -874,12 +896,6 @@ static const Property rdma_sim_properties[] = {
     RSIM_PROPS_END
 };
 
-static const VMStateDescription rdma_sim_vmstate = {
-    .name = "rdma-sim",
-    /* Migration of RDMA resources is future work: refuse it cleanly. */
-    .unmigratable = 1,
-};
-
 static void rdma_sim_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
@@ -895,7 +911,7 @@ static void rdma_sim_class_init(ObjectClass *klass, void *data)
     pc->class_id = PCI_CLASS_NETWORK_ETHERNET;
     dc->desc = "rdma-sim RoCEv2 RDMA NIC (Soft-RoCE compatible)";
     device_class_set_legacy_reset(dc, rdma_sim_qdev_reset);
-    dc->vmsd = &rdma_sim_vmstate;
+    dc->vmsd = &vmstate_rdma_sim;
     rsim_set_props(dc, rdma_sim_properties);
     object_class_property_set_description(klass, "fault-seed",
         "seed of the fault generator: the same seed gives the same faults "

@@ -13,6 +13,7 @@
  *   qp.c        QP objects and the QP state machine
  *   net.c       the QEMU NIC: Ethernet rings, frame filter and dispatch
  *   introspect.c  the objects and counters as QOM properties (qom-get)
+ *   migration.c the device's state in a migration stream (VMState)
  *
  * Everything runs in the main loop with the BQL held (MMIO handlers, bottom
  * halves, timers and NIC receive callbacks), so no extra locking is needed.
@@ -90,7 +91,8 @@ typedef struct RdmaSimSeg {
  */
 typedef struct RdmaSimRing {
     RdmaSimPageList pl;
-    dma_addr_t *pages;          /* npages entries; NULL for level 0 */
+    dma_addr_t *pages;          /* pages_len entries; NULL for level 0 */
+    uint32_t pages_len;
     uint64_t host_mem;          /* of the budget: pages[] */
     uint64_t bytes;             /* header + elements */
     uint32_t depth;
@@ -278,6 +280,7 @@ struct RdmaSimState {
     bool aeq_phase;
 
     QEMUBH *admin_bh;
+    VMChangeStateEntry *vm_state;
     /*
      * Non-zero while the device itself is working (admin commands, frame
      * processing).  An MMIO access arriving then can only come from the
@@ -324,6 +327,8 @@ struct RdmaSimState {
 
     uint64_t stats[RSIM_STAT_COUNT];
     uint64_t host_mem;                  /* bytes of RDMA_SIM_HOST_MEM_MAX */
+    /* migration.c: age of tx_cut_ns while saving or loading (-1: none) */
+    int64_t saved_cut_age_ns;
 
     /* rate limit of the guest error log (rdma-sim.c) */
     int64_t log_sec;
@@ -338,8 +343,13 @@ struct RdmaSimState {
 void rdma_sim_guest_error(RdmaSimState *s, const char *what, const char *fmt,
                           ...) G_GNUC_PRINTF(3, 4);
 
+/* migration.c */
+extern const VMStateDescription vmstate_rdma_sim;
+
 /* rdma-sim.c */
 bool rdma_sim_ready(RdmaSimState *s);
+/* Back to power-on state: every object destroyed, registers cleared */
+void rdma_sim_reset_state(RdmaSimState *s);
 /* FATAL: stopped until reset, no DMA, no traffic, no timers */
 bool rdma_sim_stopped(RdmaSimState *s);
 void rdma_sim_set_fatal(RdmaSimState *s, enum rsim_fatal_reason reason);
@@ -354,6 +364,8 @@ void rdma_sim_admin_init(RdmaSimState *s);
 void rdma_sim_admin_kick(RdmaSimState *s);
 const char *rdma_sim_cmd_name(unsigned opcode);
 uint32_t rdma_sim_num_eqs(RdmaSimState *s);
+bool rdma_sim_pd_valid(RdmaSimState *s, uint32_t pdn);
+RdmaSimEq *rdma_sim_eq_lookup(RdmaSimState *s, uint32_t eqn);
 
 /* mr.c */
 enum rsim_status rdma_sim_pl_check(RdmaSimState *s, const RdmaSimPageList *pl,

@@ -269,7 +269,8 @@ static void rdma_sim_xport_bh(void *opaque)
     unsigned budget = RDMA_SIM_LOOP_BUDGET;
     GByteArray *frame;
 
-    if (rdma_sim_stopped(s)) {
+    /* a stopped VM's device waits: rdma_sim_transport_resume() */
+    if (rdma_sim_stopped(s) || !runstate_is_running()) {
         return;
     }
     s->busy++;
@@ -325,6 +326,13 @@ void rdma_sim_transport_run(RdmaSimState *s)
     if (!rdma_sim_xport_idle(s)) {
         qemu_bh_cancel(s->xport_bh);
         rdma_sim_xport_bh(s);
+    }
+}
+
+void rdma_sim_transport_resume(RdmaSimState *s)
+{
+    if (!rdma_sim_xport_idle(s) || s->held_frame) {
+        qemu_bh_schedule(s->xport_bh);
     }
 }
 
@@ -467,7 +475,7 @@ uint64_t rdma_sim_xport_mem(const RdmaSimQp *qp, const RdmaSimSrq *srq,
                                      sizeof(uint32_t));
 }
 
-static RdmaSimXport *rdma_sim_xport_new(RdmaSimState *s, RdmaSimQp *qp)
+RdmaSimXport *rdma_sim_xport_new(RdmaSimState *s, RdmaSimQp *qp)
 {
     RdmaSimXport *x = g_new0(RdmaSimXport, 1);
     RdmaSimSrq *srq = rdma_sim_srq_lookup(s, qp->srqn);
@@ -476,7 +484,8 @@ static RdmaSimXport *rdma_sim_xport_new(RdmaSimState *s, RdmaSimQp *qp)
     x->nslots = rdma_sim_xport_nslots(qp);
     x->slot_size = rdma_sim_xport_slot_size(qp);
     x->slots = g_malloc0((size_t)x->nslots * x->slot_size);
-    x->rwqe_sge = g_new0(RdmaSimSgl, rdma_sim_xport_rwqe_sges(qp, srq));
+    x->rwqe_max = rdma_sim_xport_rwqe_sges(qp, srq);
+    x->rwqe_sge = g_new0(RdmaSimSgl, x->rwqe_max);
     x->retry_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rdma_sim_retry_timer_cb,
                                   qp);
     x->rnr_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rdma_sim_rnr_timer_cb, qp);

@@ -180,7 +180,8 @@ typedef struct RdmaSimXport {
     uint32_t recv_len;          /* bytes placed into rwqe */
     uint64_t rwqe_id;
     uint32_t rwqe_nsge;
-    RdmaSimSgl *rwqe_sge;
+    RdmaSimSgl *rwqe_sge;       /* rwqe_max entries */
+    uint32_t rwqe_max;
     uint32_t rwqe_pdn;
     uint64_t write_va;
     uint32_t write_rkey;
@@ -192,6 +193,13 @@ typedef struct RdmaSimXport {
     uint32_t *rd_fifo;          /* resources with responses to send */
     uint32_t rd_head;
     uint32_t rd_count;
+
+    /*
+     * migration.c, while saving or loading: time left of the retry, RNR
+     * and probe timers and the age of rtt_sent_ns (-1: idle, none)
+     */
+    int64_t saved_timer_ns[3];
+    int64_t saved_rtt_age_ns;
 } RdmaSimXport;
 
 /*
@@ -241,8 +249,12 @@ void rdma_sim_transport_cleanup(RdmaSimState *s);
 void rdma_sim_transport_reset(RdmaSimState *s);
 void rdma_sim_transport_stop(RdmaSimState *s);
 void rdma_sim_transport_run(RdmaSimState *s);
+/* The VM runs again: the bottom half takes up what waits */
+void rdma_sim_transport_resume(RdmaSimState *s);
 uint64_t rdma_sim_xport_mem(const RdmaSimQp *qp, const RdmaSimSrq *srq,
                             uint32_t nres);
+/* A QP's transport state as RTR creates it (also to load it into) */
+RdmaSimXport *rdma_sim_xport_new(RdmaSimState *s, RdmaSimQp *qp);
 
 /* QP life cycle (qp.c) */
 void rdma_sim_transport_qp_reset(RdmaSimState *s, RdmaSimQp *qp);
