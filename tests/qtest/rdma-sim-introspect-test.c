@@ -11,21 +11,6 @@
 #include "qemu/osdep.h"
 #include "libqos/rdma-sim.h"
 
-#define PATH "/machine/peripheral/rsim"
-
-static QObject *qom_get(QSimDev *d, const char *property)
-{
-    QDict *resp = qtest_qmp(d->qts, "{'execute': 'qom-get', 'arguments': "
-                            "{'path': %s, 'property': %s}}", PATH, property);
-    QObject *ret;
-
-    g_assert(resp);
-    g_assert(qdict_haskey(resp, "return"));
-    ret = qobject_ref(qdict_get(resp, "return"));
-    qobject_unref(resp);
-    return ret;
-}
-
 /* The element of list whose member key is val */
 static QDict *find(QList *list, const char *key, uint64_t val)
 {
@@ -56,20 +41,21 @@ static void test_objects(const char *machine)
     QDict *o, *port, *counters;
     uint32_t a, b, psn;
 
-    qsim_pair_start(&p, machine, &(QSimPairConf){ .props = "id=rsim" });
+    qsim_pair_start(&p, machine,
+                    &(QSimPairConf){ .props = "id=" QSIM_QOM_ID });
     a = p.a.qp.qpn;
     b = p.b.qp.qpn;
     psn = 0xfffff0 + a % 8;         /* A's first PSN (qsim_pair_start) */
 
     /* one PD, used by the two QPs and the two MRs */
-    obj = qom_get(p.d, "pds");
+    obj = qsim_qom_get(p.d, "pds");
     list = qobject_to(QList, obj);
     g_assert_cmpuint(qlist_size(list), ==, 1);
     o = find(list, "pdn", p.pdn);
     g_assert_cmpint(qdict_get_int(o, "refs"), ==, 4);
     qobject_unref(obj);
 
-    obj = qom_get(p.d, "eqs");
+    obj = qsim_qom_get(p.d, "eqs");
     list = qobject_to(QList, obj);
     g_assert_cmpuint(qlist_size(list), ==, 1);
     o = find(list, "eqn", p.eq.eqn);
@@ -78,7 +64,7 @@ static void test_objects(const char *machine)
     g_assert_cmpint(qdict_get_int(o, "refs"), ==, 4);
     qobject_unref(obj);
 
-    obj = qom_get(p.d, "mrs");
+    obj = qsim_qom_get(p.d, "mrs");
     list = qobject_to(QList, obj);
     g_assert_cmpuint(qlist_size(list), ==, 2);
     o = find(list, "key", p.mb.lkey);
@@ -100,7 +86,7 @@ static void test_objects(const char *machine)
     qsim_cq_expect(p.d, &p.a.scq, 1, RSIM_WC_SUCCESS, RSIM_WC_SEND, 2500, a);
     qsim_cq_expect(p.d, &p.b.rcq, 2, RSIM_WC_SUCCESS, RSIM_WC_RECV, 2500, b);
 
-    obj = qom_get(p.d, "qps");
+    obj = qsim_qom_get(p.d, "qps");
     list = qobject_to(QList, obj);
     g_assert_cmpuint(qlist_size(list), ==, 2);
     o = find(list, "qpn", a);
@@ -126,7 +112,7 @@ static void test_objects(const char *machine)
     g_assert_cmpint(qdict_get_int(member(o, "rq"), "device-index"), ==, 1);
     qobject_unref(obj);
 
-    obj = qom_get(p.d, "cqs");
+    obj = qsim_qom_get(p.d, "cqs");
     list = qobject_to(QList, obj);
     g_assert_cmpuint(qlist_size(list), ==, 4);
     o = find(list, "cqn", p.b.rcqn);
@@ -138,7 +124,7 @@ static void test_objects(const char *machine)
     qobject_unref(obj);
 
     /* the counters are QUERY_STATS's, by the names the driver uses */
-    obj = qom_get(p.d, "counters");
+    obj = qsim_qom_get(p.d, "counters");
     counters = qobject_to(QDict, obj);
     g_assert_cmpint(qdict_size(counters), ==, RSIM_STAT_COUNT);
     g_assert_cmpint(qdict_get_int(counters, "completions"), ==, 2);
@@ -150,7 +136,7 @@ static void test_objects(const char *machine)
     g_assert_cmpint(qdict_get_int(counters, "retransmits"), ==, 0);
     qobject_unref(obj);
 
-    obj = qom_get(p.d, "port");
+    obj = qsim_qom_get(p.d, "port");
     port = qobject_to(QDict, obj);
     g_assert_true(qdict_get_bool(port, "driver-ready"));
     g_assert_false(qdict_get_bool(port, "fatal"));
@@ -162,7 +148,7 @@ static void test_objects(const char *machine)
 
     /* the QP moved to ERR shows it */
     qsim_qp_move(p.d, a, RSIM_QPS_ERR);
-    obj = qom_get(p.d, "qps");
+    obj = qsim_qom_get(p.d, "qps");
     o = find(qobject_to(QList, obj), "qpn", a);
     g_assert_cmpstr(qdict_get_str(o, "state"), ==, "ERR");
     qobject_unref(obj);

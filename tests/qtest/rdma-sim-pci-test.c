@@ -223,16 +223,20 @@ static void test_pci_bad_props(const char *machine)
     qtest_quit(qts);
 }
 
-/* Migration of RDMA state is not supported: it is refused cleanly. */
+/*
+ * An idle device that was brought up migrates (here to nowhere): the
+ * migration completes and leaves the source paused in postmigrate.  The
+ * source may go on after it, as after a snapshot to a file: the device
+ * still works.  (rdma-sim-migration-test.c migrates to another QEMU.)
+ */
 static void test_pci_migration(const char *machine)
 {
     QSimDev *d = qsim_up(machine, NULL);
-    QDict *resp;
 
-    resp = qtest_qmp(d->qts, "{'execute': 'migrate', 'arguments': "
-                     "{'uri': 'exec:cat > /dev/null'}}");
-    g_assert_true(qdict_haskey(resp, "error"));
-    qobject_unref(resp);
+    qtest_qmp_assert_success(d->qts, "{'execute': 'migrate', 'arguments': "
+                             "{'uri': 'exec:cat > /dev/null'}}");
+    qsim_wait_migrated(d);
+    qtest_qmp_assert_success(d->qts, "{'execute': 'cont'}");
     qsim_assert_alive(d);
     qsim_stop(d);
 }

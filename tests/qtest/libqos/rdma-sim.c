@@ -7,12 +7,20 @@
 
 #include "qemu/osdep.h"
 #include <sys/socket.h>
+#include <glib/gstdio.h>
+#if QEMU_VERSION_MAJOR >= 10
+#include "qobject/qjson.h"
+#else
+#include "qapi/qmp/qjson.h"
+#endif
 #include "libqos/malloc-pc.h"
 #include "libqos/pci-pc.h"
 #include "libqos/rdma-sim.h"
 
 /* Limit for one test (each takes a few seconds at most) */
 #define TEST_TIMEOUT_US     (60 * G_USEC_PER_SEC)
+/* ... and for a migration to complete (it moves a few MiB at most) */
+#define MIGRATE_TIMEOUT_US  (20 * G_USEC_PER_SEC)
 
 /* ---- Registration, random numbers, notes ---- */
 
@@ -214,8 +222,10 @@ QSimDev *qsim_start(const char *machine, const char *props,
     return qsim_start_args(machine, props, netdev, NULL);
 }
 
-QSimDev *qsim_start_args(const char *machine, const char *props,
-                         const char *netdev, const char *args)
+/* QEMU with the device (see qsim_start_args()), incoming: its -incoming */
+static QOSState *boot(const char *machine, const char *props,
+                      const char *netdev, const char *args,
+                      const char *incoming)
 {
     g_autofree char *dev = g_strdup_printf("rdma-sim,addr=04.0,mac=" QSIM_MAC
                                            "%s%s%s",
@@ -223,11 +233,25 @@ QSimDev *qsim_start_args(const char *machine, const char *props,
                                            props ? "," : "", props ?: "");
     g_autofree char *net = netdev ? g_strdup_printf("-netdev %s", netdev)
                                   : g_strdup("");
-    QOSState *qs;
+    g_autofree char *in = incoming ? g_strdup_printf("-incoming %s", incoming)
+                                   : g_strdup("");
 
-    qs = qtest_pc_boot("-M %s -nodefaults -device %s %s %s %s", machine, dev,
-                       net, args ?: "", getenv("RSIM_QTEST_ARGS") ?: "");
-    return dev_new(qs, QSIM_DEVFN, 0x100, NULL);
+    return qtest_pc_boot("-M %s -nodefaults -device %s %s %s %s %s", machine,
+                         dev, net, args ?: "", in,
+                         getenv("RSIM_QTEST_ARGS") ?: "");
+}
+
+QSimDev *qsim_start_args(const char *machine, const char *props,
+                         const char *netdev, const char *args)
+{
+    QSimDev *d = dev_new(boot(machine, props, netdev, args, NULL), QSIM_DEVFN,
+                         0x100, NULL);
+
+    d->machine = g_strdup(machine);
+    d->props = g_strdup(props);
+    d->netdev = g_strdup(netdev);
+    d->args = g_strdup(args);
+    return d;
 }
 
 QSimDev *qsim_in_process(QTestState *qts, void (*run)(QSimDev *d))
@@ -285,8 +309,127 @@ void qsim_stop(QSimDev *d)
     }
     g_free(d->dev);
     g_ptr_array_unref(d->ring_pages);
+    g_free(d->machine);
+    g_free(d->props);
+    g_free(d->netdev);
+    g_free(d->args);
     qtest_shutdown(d->qs);
     g_free(d);
+}
+
+/* A migration in progress: not yet completed, not failed or cancelled */
+static bool migration_running(const char *status)
+{
+    static const char *const running[] = {
+        "setup", "active", "device", "wait-unplug", "pre-switchover",
+    };
+
+    for (size_t i = 0; i < ARRAY_SIZE(running); i++) {
+        if (!strcmp(status, running[i])) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool qsim_vm_running(QSimDev *d)
+{
+    QDict *rsp = qtest_qmp(d->qts, "{'execute': 'query-status'}");
+    bool running = qdict_get_bool(qdict_get_qdict(rsp, "return"), "running");
+
+    qobject_unref(rsp);
+    return running;
+}
+
+void qsim_wait_migrated(QSimDev *d)
+{
+    int64_t deadline = g_get_monotonic_time() +
+                       MIGRATE_TIMEOUT_US * timeout_factor;
+    QDict *rsp, *ret;
+
+    for (;;) {
+        const char *st;
+
+        rsp = qtest_qmp(d->qts, "{'execute': 'query-migrate'}");
+        ret = qdict_get_qdict(rsp, "return");
+        g_assert(ret);
+        st = qdict_get_str(ret, "status");
+        qsim_note("migration status %s", st);
+        if (!migration_running(st)) {
+            if (qdict_haskey(ret, "error-desc")) {
+                fprintf(stderr, "migration: %s\n",
+                        qdict_get_str(ret, "error-desc"));
+            }
+            g_assert_cmpstr(st, ==, "completed");
+            qobject_unref(rsp);
+            break;
+        }
+        qobject_unref(rsp);
+        g_assert_cmpint(g_get_monotonic_time(), <, deadline);
+        g_usleep(1000);
+    }
+    rsp = qtest_qmp(d->qts, "{'execute': 'query-status'}");
+    ret = qdict_get_qdict(rsp, "return");
+    g_assert(ret);
+    g_assert_cmpstr(qdict_get_str(ret, "status"), ==, "postmigrate");
+    g_assert_false(qdict_get_bool(ret, "running"));
+    qobject_unref(rsp);
+}
+
+QSimDev *qsim_migrate(QSimDev *src, const char *props)
+{
+    g_autofree char *dir = g_dir_make_tmp("rdma-sim-mig-XXXXXX", NULL);
+    g_autofree char *path = NULL, *uri = NULL;
+    QSimDev *dst;
+    QOSState *qs;
+    QPCIDevice *dev;
+    QDict *rsp;
+    bool running;
+
+    g_assert(src->machine && src->sock < 0);
+    g_assert(dir);
+    path = g_build_filename(dir, "mig.sock", NULL);
+    uri = g_strdup_printf("unix:%s", path);
+    qs = boot(src->machine, props ?: src->props, src->netdev, src->args, uri);
+    dev = qpci_device_find(qs->pcibus, src->dev->devfn);
+    g_assert(dev);
+    qsim_note("migrating to %s", uri);
+    running = qsim_vm_running(src);
+    /* moves the guest allocator's lists to qs too */
+    migrate(src->qs, qs, uri);
+    qsim_wait_migrated(src);
+    rsp = qtest_qmp(qs->qts, "{'execute': 'query-status'}");
+    /* a stopped machine arrives stopped */
+    g_assert_cmpstr(qdict_get_str(qdict_get_qdict(rsp, "return"), "status"),
+                    ==, running ? "running" : "paused");
+    qobject_unref(rsp);
+
+    /*
+     * The driver's view of the device is the same on the destination:
+     * copy it all, then put in the handles of the destination's QEMU.
+     * The function's MSI-X setup and BAR addresses are src's, and the bus
+     * hands out the next BAR where src's would.
+     */
+    dst = g_new(QSimDev, 1);
+    *dst = *src;
+    dst->qs = qs;
+    dst->qts = qs->qts;
+    *dev = *src->dev;
+    dev->bus = qs->pcibus;
+    dst->dev = dev;
+    qs->pcibus->pio_alloc_ptr = src->qs->pcibus->pio_alloc_ptr;
+    qs->pcibus->mmio_alloc_ptr = src->qs->pcibus->mmio_alloc_ptr;
+    dst->machine = g_strdup(src->machine);
+    dst->props = g_strdup(props ?: src->props);
+    dst->netdev = g_strdup(src->netdev);
+    dst->args = g_strdup(src->args);
+    /* the ring page lists moved: src gives up an empty array */
+    src->ring_pages = g_ptr_array_new();
+    qsim_stop(src);
+
+    g_unlink(path);
+    g_assert_cmpint(g_rmdir(dir), ==, 0);
+    return dst;
 }
 
 QSimDev *qsim_attach(QSimDev *d, int devfn)
@@ -654,6 +797,56 @@ int64_t qsim_clock_now(QSimDev *d)
 {
     /* QEMU 10.0 refuses a step of 0 ns; 7.2 reads the clock with it */
     return qtest_clock_step(d->qts, 1);
+}
+
+/* ---- Introspection ---- */
+
+QObject *qsim_qom_get(QSimDev *d, const char *property)
+{
+    QDict *rsp = qtest_qmp(d->qts, "{'execute': 'qom-get', 'arguments': "
+                           "{'path': %s, 'property': %s}}",
+                           "/machine/peripheral/" QSIM_QOM_ID, property);
+    QObject *ret;
+
+    g_assert(rsp);
+    g_assert(qdict_haskey(rsp, "return"));
+    ret = qobject_ref(qdict_get(rsp, "return"));
+    qobject_unref(rsp);
+    return ret;
+}
+
+QDict *qsim_introspect(QSimDev *d)
+{
+    static const char *const props[] = {
+        "port", "counters", "pds", "qps", "cqs", "srqs", "mrs", "eqs",
+    };
+    QDict *all = qdict_new();
+
+    for (size_t i = 0; i < ARRAY_SIZE(props); i++) {
+        qdict_put_obj(all, props[i], qsim_qom_get(d, props[i]));
+    }
+    return all;
+}
+
+void qsim_assert_same_dict(QDict *a, QDict *b)
+{
+    const QDictEntry *e;
+
+    for (e = qdict_first(a); e; e = qdict_next(a, e)) {
+        QObject *x = qdict_entry_value(e);
+        QObject *y = qdict_get(b, qdict_entry_key(e));
+
+        if (!y || !qobject_is_equal(x, y)) {
+            g_autoptr(GString) jx = qobject_to_json_pretty(x, true);
+            g_autoptr(GString) jy = y ? qobject_to_json_pretty(y, true)
+                                      : g_string_new("(none)");
+
+            fprintf(stderr, "member %s differs\n", qdict_entry_key(e));
+            g_assert_cmpstr(jx->str, ==, jy->str);
+            g_assert_not_reached();
+        }
+    }
+    g_assert_cmpuint(qdict_size(a), ==, qdict_size(b));
 }
 
 /* ---- MSI-X ---- */

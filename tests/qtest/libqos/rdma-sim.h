@@ -115,6 +115,8 @@ typedef struct QSimDev {
      * in their own process, run its main loop.
      */
     void (*run)(struct QSimDev *d);
+    /* How qsim_start_args() started QEMU, for qsim_migrate() (else NULL) */
+    char *machine, *props, *netdev, *args;
 } QSimDev;
 
 /*
@@ -149,6 +151,27 @@ QSimDev *qsim_attach(QSimDev *d, int devfn);
 void qsim_detach(QSimDev *h);
 /* Enable the device and map its BARs (again, after a machine reset) */
 void qsim_map_bars(QSimDev *d);
+
+/*
+ * Migrate src's machine to a new QEMU started the same way (with props
+ * instead of src's -device properties unless NULL: only fault-* may
+ * differ) and return the device there.  What the driver knows moves with
+ * it: queues, indexes, allocations, MSI-X, BARs, so every helper goes on
+ * where it left off, with the QSimRings, QSimEqs, QSimPair... made on src
+ * (a pair: p->d = qsim_migrate(p->d, NULL)).  src's QEMU, paused in
+ * postmigrate, is ended and src freed.  A stopped machine arrives
+ * stopped.  The virtual clock does not move with the machine: the
+ * destination's starts from its own count.  Not for
+ * a device with a stream peer (d->sock), in process or hot-plugged.
+ */
+QSimDev *qsim_migrate(QSimDev *src, const char *props);
+/* Is d's machine running (QMP query-status)? */
+bool qsim_vm_running(QSimDev *d);
+/*
+ * Wait (bounded) until d's outgoing migration completed; d's machine is
+ * then paused in postmigrate.
+ */
+void qsim_wait_migrated(QSimDev *d);
 
 /* Zeroed guest memory */
 uint64_t qsim_alloc(QSimDev *d, size_t size);
@@ -248,6 +271,18 @@ uint32_t qsim_resp_handle(const struct rsim_create_resp *r);
 uint64_t qsim_stat(QSimDev *d, unsigned index);
 /* The virtual clock, in ns (it moves on by 1 ns) */
 int64_t qsim_clock_now(QSimDev *d);
+
+/* ---- Introspection: the device's QOM properties (introspect.c) ---- */
+
+/* The device's id for qom-get: give it the property "id=" QSIM_QOM_ID */
+#define QSIM_QOM_ID         "rsim"
+
+/* qom-get of a property of the device QSIM_QOM_ID */
+QObject *qsim_qom_get(QSimDev *d, const char *property);
+/* Every introspection property (port, counters, qps, ...) by name */
+QDict *qsim_introspect(QSimDev *d);
+/* a and b have the same members, equal; a difference is shown as JSON */
+void qsim_assert_same_dict(QDict *a, QDict *b);
 
 /* ---- MSI-X: messages land in guest memory ---- */
 
