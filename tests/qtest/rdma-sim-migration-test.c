@@ -575,11 +575,29 @@ static void test_stopped(const char *machine)
     qsim_stop(p.d);
 }
 
+/*
+ * A destination whose tables or MSI-X vectors are sized differently
+ * refuses the stream and exits; the source, continued, goes on.
+ */
+static void test_refused(const char *machine)
+{
+    QSimPair p;
+
+    qsim_pair_start(&p, machine, NULL);
+    qsim_migrate_refused(p.d, "max-qp=64");
+    qsim_migrate_refused(p.d, "msix-vectors=4");
+    round_post(&p, 90);
+    round_check(&p, 90);
+    assert_pair_rts(&p);
+    qsim_stop(p.d);
+}
+
 static const QSimTest tests[] = {
     { "migration/idle-objects", test_idle_objects },
     { "migration/rc-in-flight", test_rc_in_flight, QSIM_ONCE },
     { "migration/rc-retransmit", test_rc_retransmit, QSIM_ONCE },
     { "migration/stopped", test_stopped, QSIM_ONCE },
+    { "migration/refused", test_refused, QSIM_ONCE },
 };
 
 int main(int argc, char **argv)

@@ -341,7 +341,8 @@ bool qsim_vm_running(QSimDev *d)
     return running;
 }
 
-void qsim_wait_migrated(QSimDev *d)
+/* Wait (bounded) until d's outgoing migration ends; its final status */
+static char *migration_wait(QSimDev *d)
 {
     int64_t deadline = g_get_monotonic_time() +
                        MIGRATE_TIMEOUT_US * timeout_factor;
@@ -356,18 +357,26 @@ void qsim_wait_migrated(QSimDev *d)
         st = qdict_get_str(ret, "status");
         qsim_note("migration status %s", st);
         if (!migration_running(st)) {
+            char *final = g_strdup(st);
+
             if (qdict_haskey(ret, "error-desc")) {
-                fprintf(stderr, "migration: %s\n",
-                        qdict_get_str(ret, "error-desc"));
+                qsim_note("migration: %s", qdict_get_str(ret, "error-desc"));
             }
-            g_assert_cmpstr(st, ==, "completed");
             qobject_unref(rsp);
-            break;
+            return final;
         }
         qobject_unref(rsp);
         g_assert_cmpint(g_get_monotonic_time(), <, deadline);
         g_usleep(1000);
     }
+}
+
+void qsim_wait_migrated(QSimDev *d)
+{
+    g_autofree char *st = migration_wait(d);
+    QDict *rsp, *ret;
+
+    g_assert_cmpstr(st, ==, "completed");
     rsp = qtest_qmp(d->qts, "{'execute': 'query-status'}");
     ret = qdict_get_qdict(rsp, "return");
     g_assert(ret);
@@ -430,6 +439,42 @@ QSimDev *qsim_migrate(QSimDev *src, const char *props)
     g_unlink(path);
     g_assert_cmpint(g_rmdir(dir), ==, 0);
     return dst;
+}
+
+void qsim_migrate_refused(QSimDev *src, const char *props)
+{
+    g_autofree char *dir = g_dir_make_tmp("rdma-sim-mig-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "mig.sock", NULL);
+    g_autofree char *uri = g_strdup_printf("unix:%s", path);
+    int64_t deadline = g_get_monotonic_time() +
+                       MIGRATE_TIMEOUT_US * timeout_factor;
+    g_autofree char *st = NULL;
+    QOSState *qs;
+
+    g_assert(src->machine);
+    qs = boot(src->machine, props, src->netdev, src->args, uri);
+    /* the destination gives up on the stream and exits with status 1 */
+    qtest_set_expected_status(qs->qts, 1);
+    qtest_qmp_assert_success(src->qts, "{'execute': 'migrate', "
+                             "'arguments': {'uri': %s}}", uri);
+    /*
+     * Without a return path the source learns of it only if the
+     * destination closed the connection before all was sent.
+     */
+    st = migration_wait(src);
+    while (qtest_probe_child(qs->qts)) {
+        g_assert_cmpint(g_get_monotonic_time(), <, deadline);
+        g_usleep(1000);
+    }
+    qtest_shutdown(qs);
+    if (!strcmp(st, "completed")) {
+        qtest_qmp_assert_success(src->qts, "{'execute': 'cont'}");
+    } else {
+        g_assert_cmpstr(st, ==, "failed");
+    }
+    g_assert_true(qsim_vm_running(src));
+    g_unlink(path);
+    g_assert_cmpint(g_rmdir(dir), ==, 0);
 }
 
 QSimDev *qsim_attach(QSimDev *d, int devfn)

@@ -165,6 +165,13 @@ void qsim_map_bars(QSimDev *d);
  * a device with a stream peer (d->sock), in process or hot-plugged.
  */
 QSimDev *qsim_migrate(QSimDev *src, const char *props);
+/*
+ * Migrate src's machine to a QEMU started with other -device props
+ * (props: all of them): the destination refuses the stream and exits
+ * with status 1.  src runs on: continued if it finished sending (it
+ * has no return path to hear of the failure).
+ */
+void qsim_migrate_refused(QSimDev *src, const char *props);
 /* Is d's machine running (QMP query-status)? */
 bool qsim_vm_running(QSimDev *d);
 /*
