@@ -4,7 +4,8 @@
 # six pairs at once, the data checked, and each device's receive filter
 # dropping the frames meant for the others and its own echoed back; then
 # rdma_cm fan-in: 12 ucmatose connections to guest A at once (4 from each
-# other guest), and rping (data verified) from every other guest at once.
+# other guest), and rping (data verified) from every other guest at once,
+# each to its own rping server on guest A.
 set -euo pipefail
 # shellcheck source=tests/vm/test-lib.sh
 . "$(dirname "$0")/test-lib.sh"

@@ -14,8 +14,8 @@
 # CLUSTER_HUB=1 (environment): the guests are on a hub (VM_LINK=mcast),
 # where each device's receive filter must drop the other pairs' frames.
 # CLUSTER_FANIN=K (environment): then rdma_cm fan-in: guest A serves K
-# ucmatose connections from every other guest at once, then an rping server
-# (-P) that every other guest connects to at once, the data verified (-V).
+# ucmatose connections from every other guest at once, then rping from every
+# other guest at once (to one rping server each), the data verified (-V).
 # CLUSTER_BW (environment): a perftest bandwidth command that guests A
 # (server) and B (client) run afterwards, alone (e.g. "ib_write_bw -s 65536
 # -n 500"; -d, -x, -F and B's server address are added); its output goes to
@@ -106,19 +106,32 @@ if [[ -n ${CLUSTER_FANIN:-} ]]; then
         gt_wait_cm_listen 30 ucmatose
         gt_barrier ucmatose 120
         wait "$pid" || gt_fail "ucmatose server failed: $(tail -n 5 "$RSIM_RESULTS/ucmatose.txt")"
-        rping -s -P -a "${RSIM_IP%/*}" -C 20 -V -S 4096 >"$RSIM_RESULTS/rping.txt" 2>&1 &
-        pid=$!
-        gt_wait_cm_listen 30 rping
+        # One rping server per client, on port 7174 + the client's index,
+        # all listening before any client connects. Not one persistent
+        # server (-P): rdma-core 44's loses a connect request that arrives
+        # before its main thread has taken the one before (a single
+        # child_cm_id slot; later rdma-core waits on an accept_ready
+        # semaphore), and that client then waits for ever.
+        rping_pids=()
+        for ((j = 1; j < RSIM_NGUESTS; j++)); do
+            timeout 120 rping -s -a "${RSIM_IP%/*}" -p $((7174 + j)) -C 20 -V -S 4096 \
+                >"$RSIM_RESULTS/rping-$j.txt" 2>&1 &
+            rping_pids+=($!)
+        done
+        gt_retry 30 sh -c "[ \$(rdma resource show cm_id | grep -c 'state LISTEN .*comm rping') -ge $((RSIM_NGUESTS - 1)) ]" ||
+            gt_fail "the $((RSIM_NGUESTS - 1)) rping servers did not all listen within 30s: $(rdma resource show cm_id 2>&1 | head -n 5)"
         gt_barrier rping 120
+        for ((j = 1; j < RSIM_NGUESTS; j++)); do
+            wait "${rping_pids[j - 1]}" ||
+                gt_fail "rping server for guest $j failed: $(tail -n 5 "$RSIM_RESULTS/rping-$j.txt")"
+        done
         gt_barrier rping-done 300
-        kill "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true     # -P serves until it is stopped
     else
         gt_barrier ucmatose 120
         timeout 300 ucmatose -s 10.0.0.1 -c "$k" -C 20 >"$RSIM_RESULTS/ucmatose.txt" 2>&1 ||
             gt_fail "ucmatose with $k connections failed: $(tail -n 5 "$RSIM_RESULTS/ucmatose.txt")"
         gt_barrier rping 120
-        timeout 300 rping -c -a 10.0.0.1 -C 20 -V -S 4096 >"$RSIM_RESULTS/rping.txt" 2>&1 ||
+        timeout 120 rping -c -a 10.0.0.1 -p $((7174 + me)) -C 20 -V -S 4096 >"$RSIM_RESULTS/rping.txt" 2>&1 ||
             gt_fail "rping to guest A failed: $(tail -n 5 "$RSIM_RESULTS/rping.txt")"
         gt_barrier rping-done 300
     fi
