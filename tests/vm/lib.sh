@@ -871,5 +871,32 @@ vm_run() {
     for ((i = 0; i < n; i++)); do
         vm_log "guest $(vm_guest_letter "$i"): QEMU $(cat "$VM_RUN_DIR/g$i/results/qemu-version") ($(vm_guest_qemu "$i")), Linux $(vm_guest_abi "$i")"
     done
+    local rc=0 hung old
+    vm_run_guests || rc=$?
+    ((rc != 0)) || return 0
+    # A guest whose console never shows the guest runner hung in its kernel
+    # or initramfs, before any step of the test and before our driver
+    # loads: CI once saw a TCG guest print nothing in 80 s while its peer
+    # booted in 10 s. That says nothing about what the run tests, so the
+    # run boots again, once, in a new run dir that keeps the first one's
+    # logs in boot-hang/. A second hang fails the run.
+    hung=$(vm_guests_never_up)
+    [[ -n $hung && ${VM_BOOT_RETRY:-1} == 1 ]] || return "$rc"
+    vm_log "guest(s) $hung never reached the guest runner (no \"rsim: \" line on the console; an \"rsim-init:\" line there says the kernel at least booted): a hang before any test step; booting the run again, once (VM_BOOT_RETRY=0: not)"
+    old=$VM_RUN_DIR
+    vm_setup_run "$name" "$n"
+    mv "$old" "$VM_RUN_DIR/boot-hang"
+    vm_log "run dir $VM_RUN_DIR (the hung run's logs: boot-hang/)"
     vm_run_guests
+}
+
+# vm_guests_never_up: prints the letters of the guests of VM_RUN_DIR whose
+# console has no line of tests/vm/guest-runner ("rsim: ...").
+vm_guests_never_up() {
+    local i letters=()
+    for ((i = 0; i < VM_NGUESTS; i++)); do
+        grep -q '^rsim: ' "$VM_RUN_DIR/g$i/serial.log" 2>/dev/null ||
+            letters+=("$(vm_guest_letter "$i")")
+    done
+    echo "${letters[*]}"
 }
