@@ -477,6 +477,55 @@ void qsim_migrate_refused(QSimDev *src, const char *props)
     g_assert_cmpint(g_rmdir(dir), ==, 0);
 }
 
+/*
+ * A section of a stream: type byte, be32 section id, then for a full
+ * section the idstr (length byte, bytes), be32 instance and version ids,
+ * the fields, and the footer (0x7e, be32 section id) that QEMU puts after
+ * every section of a pc or q35 machine.
+ */
+#define STREAM_SECTION_FULL     0x04
+#define STREAM_SECTION_FOOTER   0x7e
+
+size_t qsim_stream_section_size(QSimDev *d, const char *idstr)
+{
+    g_autofree char *dir = g_dir_make_tmp("rdma-sim-mig-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "stream", NULL);
+    g_autofree char *uri = g_strdup_printf("exec:cat > %s", path);
+    g_autofree char *st = NULL;
+    g_autofree uint8_t *buf = NULL;
+    size_t len = strlen(idstr), n, at = 0, size = 0;
+    bool running = qsim_vm_running(d);
+
+    g_assert(dir && len < 256);
+    qtest_qmp_assert_success(d->qts, "{'execute': 'migrate', "
+                             "'arguments': {'uri': %s}}", uri);
+    st = migration_wait(d);
+    g_assert_cmpstr(st, ==, "completed");
+    if (running) {
+        qtest_qmp_assert_success(d->qts, "{'execute': 'cont'}");
+    }
+    g_assert_true(g_file_get_contents(path, (char **)&buf, &n, NULL));
+    for (size_t i = 6; i + len + 8 <= n; i++) {
+        if (buf[i - 6] == STREAM_SECTION_FULL && buf[i - 1] == len &&
+            !memcmp(buf + i, idstr, len)) {
+            g_assert_cmpuint(at, ==, 0);    /* one section of that name */
+            at = i - 6;
+        }
+    }
+    g_assert_cmpuint(at, >, 0);
+    /* the footer with its id; the device's fields come before it */
+    for (size_t i = at + 6 + len + 8; i + 5 <= n && !size; i++) {
+        if (buf[i] == STREAM_SECTION_FOOTER &&
+            !memcmp(buf + i + 1, buf + at + 1, 4)) {
+            size = i + 5 - at;
+        }
+    }
+    g_assert_cmpuint(size, >, 0);
+    g_unlink(path);
+    g_assert_cmpint(g_rmdir(dir), ==, 0);
+    return size;
+}
+
 QSimDev *qsim_attach(QSimDev *d, int devfn)
 {
     return dev_new(d->qs, devfn, 0x200, d->run);

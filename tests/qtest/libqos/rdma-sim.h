@@ -172,6 +172,12 @@ QSimDev *qsim_migrate(QSimDev *src, const char *props);
  * has no return path to hear of the failure).
  */
 void qsim_migrate_refused(QSimDev *src, const char *props);
+/*
+ * Save d's machine to a file (a migration; a running machine runs on) and
+ * return the length of the stream's section idstr (e.g.
+ * "0000:00:04.0/rdma-sim"): its header, fields and footer.
+ */
+size_t qsim_stream_section_size(QSimDev *d, const char *idstr);
 /* Is d's machine running (QMP query-status)? */
 bool qsim_vm_running(QSimDev *d);
 /*
