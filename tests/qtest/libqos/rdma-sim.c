@@ -526,6 +526,85 @@ size_t qsim_stream_section_size(QSimDev *d, const char *idstr)
     return size;
 }
 
+/* Wait (bounded) for the end of job id, which must have succeeded */
+static void job_wait(QSimDev *d, const char *id)
+{
+    int64_t deadline = g_get_monotonic_time() +
+                       MIGRATE_TIMEOUT_US * timeout_factor;
+    bool done = false;
+
+    while (!done) {
+        QDict *rsp = qtest_qmp(d->qts, "{'execute': 'query-jobs'}");
+        QList *jobs = qdict_get_qlist(rsp, "return");
+        QListEntry *e;
+
+        g_assert(jobs);
+        QLIST_FOREACH_ENTRY(jobs, e) {
+            QDict *job = qobject_to(QDict, qlist_entry_obj(e));
+
+            if (strcmp(qdict_get_str(job, "id"), id) ||
+                strcmp(qdict_get_str(job, "status"), "concluded")) {
+                continue;
+            }
+            if (qdict_haskey(job, "error")) {
+                g_error("job %s: %s", id, qdict_get_str(job, "error"));
+            }
+            done = true;
+        }
+        qobject_unref(rsp);
+        g_assert_cmpint(g_get_monotonic_time(), <, deadline);
+        if (!done) {
+            g_usleep(1000);
+        }
+    }
+    qtest_qmp_assert_success(d->qts, "{'execute': 'job-dismiss', "
+                             "'arguments': {'id': %s}}", id);
+}
+
+#define SNAPSHOT_NODE   "rsim-snap"
+
+void qsim_snapshot_disk(QSimDev *d, const char *path)
+{
+    qtest_qmp_assert_success(d->qts, "{'execute': 'blockdev-create', "
+                             "'arguments': {'job-id': 'mkfile', 'options': "
+                             "{'driver': 'file', 'filename': %s, "
+                             "'size': 0}}}", path);
+    job_wait(d, "mkfile");
+    qtest_qmp_assert_success(d->qts, "{'execute': 'blockdev-add', "
+                             "'arguments': {'driver': 'file', "
+                             "'node-name': 'rsim-snap-file', "
+                             "'filename': %s}}", path);
+    qtest_qmp_assert_success(d->qts, "{'execute': 'blockdev-create', "
+                             "'arguments': {'job-id': 'mkqcow2', 'options': "
+                             "{'driver': 'qcow2', 'file': 'rsim-snap-file', "
+                             "'size': 1048576}}}");
+    job_wait(d, "mkqcow2");
+    qtest_qmp_assert_success(d->qts, "{'execute': 'blockdev-add', "
+                             "'arguments': {'driver': 'qcow2', "
+                             "'node-name': %s, "
+                             "'file': 'rsim-snap-file'}}", SNAPSHOT_NODE);
+}
+
+/* snapshot-save or snapshot-load of tag, VM state and disk on our node */
+static void snapshot_job(QSimDev *d, const char *cmd, const char *tag)
+{
+    qtest_qmp_assert_success(d->qts, "{'execute': %s, 'arguments': "
+                             "{'job-id': 'snap', 'tag': %s, 'vmstate': %s, "
+                             "'devices': [%s]}}", cmd, tag, SNAPSHOT_NODE,
+                             SNAPSHOT_NODE);
+    job_wait(d, "snap");
+}
+
+void qsim_snapshot_save(QSimDev *d, const char *tag)
+{
+    snapshot_job(d, "snapshot-save", tag);
+}
+
+void qsim_snapshot_load(QSimDev *d, const char *tag)
+{
+    snapshot_job(d, "snapshot-load", tag);
+}
+
 QSimDev *qsim_attach(QSimDev *d, int devfn)
 {
     return dev_new(d->qs, devfn, 0x200, d->run);

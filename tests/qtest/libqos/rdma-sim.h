@@ -178,6 +178,14 @@ void qsim_migrate_refused(QSimDev *src, const char *props);
  * "0000:00:04.0/rdma-sim"): its header, fields and footer.
  */
 size_t qsim_stream_section_size(QSimDev *d, const char *idstr);
+/*
+ * Snapshots (savevm / loadvm as QMP jobs): qsim_snapshot_disk() creates a
+ * qcow2 image at path, the node that holds them; save and load keep a
+ * stopped machine stopped and a running one running.
+ */
+void qsim_snapshot_disk(QSimDev *d, const char *path);
+void qsim_snapshot_save(QSimDev *d, const char *tag);
+void qsim_snapshot_load(QSimDev *d, const char *tag);
 /* Is d's machine running (QMP query-status)? */
 bool qsim_vm_running(QSimDev *d);
 /*
