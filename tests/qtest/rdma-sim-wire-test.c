@@ -500,8 +500,10 @@ static void test_wire_burst(const char *machine)
  * 10.0.0.1 (played by the test), first PSN 0x123456; a buffer of len
  * bytes with an MR.
  */
-static QSimDev *wire_rc_connect(const char *machine, Wire *w, bool dgram,
-                                QSimEndpoint *ep, QSimMr *mr, uint64_t len)
+static QSimDev *wire_rc_connect_retry(const char *machine, Wire *w,
+                                      bool dgram, QSimEndpoint *ep,
+                                      QSimMr *mr, uint64_t len,
+                                      uint8_t timeout, uint8_t retry_cnt)
 {
     static const uint8_t peer_mac[6] = { 0x52, 0x54, 0, 0x5e, 0, 1 };
     QSimDev *d = wire_start(machine, w, dgram);
@@ -514,8 +516,8 @@ static QSimDev *wire_rc_connect(const char *machine, Wire *w, bool dgram,
         .path_mtu = RSIM_MTU_1024,
         .dest_qpn = 0x11,
         .sq_psn = 0x123456,
-        .timeout = 20,
-        .retry_cnt = 7,
+        .timeout = timeout,
+        .retry_cnt = retry_cnt,
         .rd_atomic = 4,
     };
     uint32_t pdn = qsim_pd_alloc(d);
@@ -528,6 +530,13 @@ static QSimDev *wire_rc_connect(const char *machine, Wire *w, bool dgram,
     qsim_qp_connect(d, ep->qp.qpn, &path);
     *mr = qsim_mr_alloc(d, pdn, len, QSIM_ACC_ALL);
     return d;
+}
+
+/* ... with a local ACK timeout of 20 (4.3 s) and retry_cnt 7 (for ever) */
+static QSimDev *wire_rc_connect(const char *machine, Wire *w, bool dgram,
+                                QSimEndpoint *ep, QSimMr *mr, uint64_t len)
+{
+    return wire_rc_connect_retry(machine, w, dgram, ep, mr, len, 20, 7);
 }
 
 /*
@@ -786,6 +795,70 @@ static void test_wire_nak_then_ack(const char *machine)
 }
 
 /*
+ * The peer's responder was put back by a snapshot to before two SENDs it
+ * had acknowledged: it NAKs the next SEND with the PSN it expects, one the
+ * requester has retired.  The requester must not take that NAK (its PSN
+ * is outside what it can be answered for), nor send the retired packets
+ * again: it sends the new one until retry_cnt runs out, then fails it
+ * with RETRY_EXC_ERR and the QP goes to ERR (datasheet, "Migration and
+ * snapshots").
+ */
+static void test_wire_peer_restored(const char *machine)
+{
+    const uint32_t first = 0x123456, retry_cnt = 2;
+    int64_t deadline = g_get_monotonic_time() + QSIM_POLL_US;
+    unsigned sent = 1;          /* the third SEND's first transmission */
+    uint8_t f[2048];
+    QSimEndpoint ep;
+    QSimMr mr;
+    Wire w;
+    QSimDev *d = wire_rc_connect_retry(machine, &w, false, &ep, &mr, 4096,
+                                       14, retry_cnt);
+    uint32_t acked;
+
+    qsim_fill_pattern(d, mr.addr, 64, 4);
+    for (unsigned i = 0; i < 3; i++) {
+        QSimWr wr = { .wr_id = i, .opcode = RSIM_WR_SEND, .nsge = 1 };
+
+        wr.sge[0] = qsim_sge(&mr, 0, 64);
+        qsim_send(d, &ep.qp, &wr);
+        wire_recv(d, &w, f, sizeof(f));
+        g_assert_cmphex(ldl_be_p(f + 50) & 0xffffff, ==, first + i);
+        if (i < 2) {
+            wire_send_aeth(&w, ep.qp.qpn, AETH_SYN_ACK, first + i);
+            qsim_cq_expect(d, &ep.scq, i, RSIM_WC_SUCCESS, RSIM_WC_SEND, 64,
+                           ep.qp.qpn);
+        }
+    }
+    acked = qsim_ring_prod(d, &ep.scq);
+    wire_send_aeth(&w, ep.qp.qpn, AETH_SYN_NAK_PSN_SEQ, first);
+    /* every frame from now on: the third SEND, answered by the old NAK */
+    do {
+        ssize_t n = recv(w.fd, f, sizeof(f), 0);
+
+        if (n < 0) {
+            qtest_clock_step(d->qts, 10 * 1000 * 1000);
+            g_usleep(1000);
+        } else {
+            g_assert_cmpint(n, ==, 14 + 20 + 8 + 12 + 64 + 4);
+            g_assert_cmphex(ldl_be_p(f + 50) & 0xffffff, ==, first + 2);
+            sent++;
+            wire_send_aeth(&w, ep.qp.qpn, AETH_SYN_NAK_PSN_SEQ, first);
+        }
+        g_assert_cmpint(g_get_monotonic_time(), <, deadline);
+    } while (qsim_ring_prod(d, &ep.scq) == acked);
+    qsim_cq_expect(d, &ep.scq, 2, RSIM_WC_RETRY_EXC_ERR, RSIM_WC_SEND, 0,
+                   ep.qp.qpn);
+    /* probes consume no retries; the last timeout finds none left */
+    g_assert_cmpuint(sent, ==,
+                     1 + qsim_stat(d, RSIM_STAT_LOSS_PROBES) + retry_cnt);
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_TIMEOUTS), ==, retry_cnt + 1);
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_SEQ_NAK_RCVD), ==, 0);
+    g_assert_cmpuint(qsim_qp_state(d, ep.qp.qpn), ==, RSIM_QPS_ERR);
+    wire_stop(d, &w);
+}
+
+/*
  * A READ request for more than IBTA's largest message (2^31 bytes): one
  * 74-byte frame must not make the device send 4 GiB.  NAKed as an invalid
  * request (before the MR is even looked at), the QP goes to ERR.
@@ -966,6 +1039,7 @@ static const QSimTest tests[] = {
     { "wire/burst", test_wire_burst, QSIM_ONCE },
     { "wire/doorbell-at-once", test_wire_doorbell_at_once, QSIM_ONCE },
     { "wire/nak-then-ack", test_wire_nak_then_ack, QSIM_ONCE },
+    { "wire/peer-restored", test_wire_peer_restored, QSIM_ONCE },
     { "wire/device-frames", test_wire_device_frames, QSIM_ONCE },
     { "wire/tx-burst", test_wire_tx_burst, QSIM_ONCE },
     { "wire/tx-burst-dgram", test_wire_tx_burst_dgram, QSIM_ONCE },
