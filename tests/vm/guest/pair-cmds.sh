@@ -9,6 +9,8 @@
 #   "ibv_rc_pingpong -s 4096 -n 100 -c"  (rdma-core: -d and -g are added)
 #   "rping -C 10 -v"                   (rdma_cm: -s/-c and -a SERVER_IP
 #                                    are added)
+#   "atomic-check -n 2000"             (tests/vm/progs/atomic-check: -d and
+#                                    -g are added)
 # Guest A is the server, guest B the client (it adds the peer's address);
 # a line starting with "rev " swaps the roles for that command.
 # Each command's output goes to $RSIM_RESULTS/out-N.txt (client and server).
@@ -38,6 +40,10 @@ while IFS= read -r line; do
     case $tool in
     ib_*) port=18515; extra=(-d "$GT_DEV" -x "$GT_GID" -F) ;;
     ibv_*) port=18515; extra=(-d "$GT_DEV" -g "$GT_GID") ;;
+    atomic-check)                     # tests/vm/progs: atomics, each result checked
+        port=18700; extra=(-d "$GT_DEV" -g "$GT_GID")
+        argv[0]=$RSIM_REPO/tests/vm/progs/atomic-check
+        ;;
     rping)                            # rdma_cm: no TCP side channel
         port=
         if [[ $role == server ]]; then
