@@ -46,6 +46,8 @@
 #                one QEMU version against another)
 #   GUEST_ABI_B  guest B's kernel, when it is not GUEST_ABI's (as GUEST_ABI:
 #                an ABI or a series); modules for it: --module-b
+#   VM_QMP       1: every guest's QEMU gets a QMP socket, RUN/gN/qmp.sock
+#                (--qmp)
 
 VM_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 VM_REPO=$(cd "$VM_LIB_DIR/../.." && pwd)
@@ -66,6 +68,7 @@ VM_KEEP=${VM_KEEP:-0}
 VM_VERBOSE=${VM_VERBOSE:-0}
 VM_LINK=${VM_LINK:-auto}
 VM_SSH=${VM_SSH:-0}
+VM_QMP=${VM_QMP:-0}
 VM_HOSTS=${VM_HOSTS:-1}
 VM_UNDERLAY_MTU=${VM_UNDERLAY_MTU:-1500}
 # What VXLAN over IPv4 adds to a guest frame within the underlay's MTU: the
@@ -693,6 +696,7 @@ vm_parse_opt() {
     --abi-b) GUEST_ABI_B=${2-} ;;
     --keep) VM_KEEP=1; VM_OPT_SHIFT=1; return ;;
     --ssh) VM_SSH=1; VM_OPT_SHIFT=1; return ;;
+    --qmp) VM_QMP=1; VM_OPT_SHIFT=1; return ;;
     -v | --verbose) VM_VERBOSE=1; VM_OPT_SHIFT=1; return ;;
     *) VM_OPT_SHIFT=0; return ;;
     esac
@@ -729,6 +733,7 @@ VM_OPTS_HELP='  -s, --script PATH   guest script (give one per guest, A then B; 
       --abi-b ABI     the kernel ABI or series of guest B (env GUEST_ABI_B,
                       default: GUEST_ABI)
       --keep          keep the run directory even on success (env VM_KEEP=1)
+      --qmp           a QMP socket for the QEMU of every guest: RUN/gN/qmp.sock (env VM_QMP=1)
       --ssh           sshd in every guest: root logs in from one guest to another
                       with the key of the run, e.g. ssh rsim-b (env VM_SSH=1)
   -v, --verbose       stream the serial consoles to the terminal (env VM_VERBOSE=1)'
@@ -745,15 +750,17 @@ vm_show_tail() { # vm_show_tail FILE LABEL
 # short grace period. Logs are kept on failure, removed on success.
 vm_run_guests() {
     local n=$VM_NGUESTS i g start now deadline rc=0 letter
-    local -a exited=() tails=() killed=()
-    local p
+    local -a exited=() tails=() killed=() adopted=()
+    local p succ
     VM_PIDS=()
     start=$(date +%s.%N)
     deadline=$(($(date +%s) + VM_TIMEOUT))
     for ((i = 0; i < n; i++)); do
         g=$VM_RUN_DIR/g$i
         : >"$g/serial.log"
-        "$g/qemu.sh" -serial "file:$g/serial.log" </dev/null >"$g/qemu.log" 2>&1 &
+        local qmp=()
+        [[ $VM_QMP != 1 ]] || qmp=(-qmp "unix:$g/qmp.sock,server=on,wait=off")
+        "$g/qemu.sh" -serial "file:$g/serial.log" "${qmp[@]}" </dev/null >"$g/qemu.log" 2>&1 &
         VM_PIDS[i]=$!
         exited[i]=
         if [[ $VM_VERBOSE == 1 ]]; then
@@ -773,7 +780,18 @@ vm_run_guests() {
         for ((i = 0; i < n; i++)); do
             [[ -n ${exited[i]} ]] && continue
             if ! kill -0 "${VM_PIDS[i]}" 2>/dev/null; then
-                if wait "${VM_PIDS[i]}"; then exited[i]=0; else exited[i]=$?; fi
+                if [[ -n ${adopted[i]:-} ]]; then
+                    exited[i]=0 # not our child: its status is results/status
+                elif wait "${VM_PIDS[i]}"; then exited[i]=0; else exited[i]=$?; fi
+                # A live migration moved the guest to another QEMU, which
+                # whoever started it named in gN/successor.pid before the
+                # source QEMU quit: the guest lives on there (t-migrate.sh).
+                succ=$(cat "$VM_RUN_DIR/g$i/successor.pid" 2>/dev/null || true)
+                if [[ -n $succ && $succ != "${adopted[i]:-}" ]] && kill -0 "$succ" 2>/dev/null; then
+                    vm_log "guest $(vm_guest_letter "$i") goes on in QEMU PID $succ (migrated)"
+                    VM_PIDS[i]=$succ adopted[i]=$succ exited[i]=
+                    continue
+                fi
                 remaining=$((remaining - 1))
                 st=$(cat "$VM_RUN_DIR/g$i/results/status" 2>/dev/null || echo none)
                 if [[ $st != 0 && -z $fail_at ]]; then
