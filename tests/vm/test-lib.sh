@@ -24,6 +24,11 @@
 #                             "rsimnet" and MAC, and no host link; the driver
 #                             is not loaded: the guest script loads it
 #   vmtest_plain ARGS..       guests as ARGS say, without the driver
+#   vmtest_ramroot_initrd OUT CONF PROG..  a "RAM-root" initramfs in OUT
+#                             for guest A (--qemu-arg-a -initrd OUT): it
+#                             runs without 9p, so it can be live-migrated
+#                             (tests/vm/guest-ramroot-init; CONF: its
+#                             /ramroot/conf; PROGs: the programs it needs)
 #   vmtest_show FILE TITLE    print guest A's results file FILE, if any
 #   vmtest_pass NAME [WHAT]   a test of several runs (passes): the next
 #                             run and its logs go in subdirectory NAME
@@ -163,6 +168,56 @@ vmtest_usernet() {
 
 vmtest_plain() {
     VMTEST_KO='' vmtest_run "$@"
+}
+
+# vmtest_ramroot_initrd OUT CONF PROG..: the normal initramfs of GUEST_ABI
+# (busybox, the 9p modules) with a cpio appended: the kernel unpacks both,
+# the second one's files win. It brings tests/vm/guest-ramroot-init as
+# /init, CONF as /ramroot/conf, the RDMA core modules and the driver
+# (VMTEST_KO or build/driver/ABI/rdma_sim.ko) in load order, and each PROG
+# with the shared libraries ldd names, at their host paths, plus
+# libibverbs' providers that rdma_sim needs (rxe's, the ABI the driver
+# speaks). Files are copied (symlinks followed): /lib is usr/lib on the
+# host, not in the initramfs.
+vmtest_ramroot_initrd() {
+    local out=$1 conf=$2 abi=${VMTEST_ABI:-} root tmp f lib m
+    shift 2
+    [[ -n $abi ]] || vmtest_fail "vmtest_ramroot_initrd: no guest ABI (vmtest_init ran with --no-build?)"
+    local ko=${VMTEST_KO-$(vmtest_ko "$abi")}
+    root=$PWD/build/guest/$abi/root
+    tests/vm/vm build-initramfs "$abi" >/dev/null ||
+        vmtest_fail "building the initramfs for $abi failed (tests/vm/vm build-initramfs $abi)"
+    tmp=$(mktemp -d "${TMPDIR:-/tmp}/ramroot.XXXXXX")
+    mkdir -p "$tmp/ramroot/modules" "$tmp/etc/libibverbs.d"
+    install -m 0755 tests/vm/guest-ramroot-init "$tmp/init"
+    cp "$conf" "$tmp/ramroot/conf"
+    : >"$tmp/ramroot/modules/load-order"
+    for m in $(modprobe -d "$root" -S "$abi" --show-depends ib_uverbs | awk '$1 == "insmod" { print $2 }') "$ko"; do
+        [[ -f $m ]] || vmtest_fail "module $m not found (built for $abi?)"
+        case $m in
+        *.ko) cp "$m" "$tmp/ramroot/modules/" ;;
+        *) vmtest_fail "$m: compressed modules are not handled here; busybox insmod needs plain .ko" ;;
+        esac
+        basename "$m" >>"$tmp/ramroot/modules/load-order"
+    done
+    local provider=/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so
+    [[ -f $provider ]] || vmtest_fail "$provider missing: install ibverbs-providers"
+    cp /etc/libibverbs.d/rxe.driver "$tmp/etc/libibverbs.d/"
+    local path
+    for f in "$@" "$provider"; do
+        [[ $f == /* ]] && path=$f || path=$(command -v "$f") ||
+            vmtest_fail "vmtest_ramroot_initrd: program $f not found"
+        for lib in "$path" $(ldd "$path" | grep -oE '/[^ ]+'); do
+            mkdir -p "$tmp$(dirname "$lib")"
+            cp -L "$lib" "$tmp$lib"
+        done
+    done
+    # ldd names libraries under /lib and /lib64, which are usr/ on the host
+    # (merged /usr); the copies are where ldd says, so no links are needed.
+    { cat "build/guest/$abi/initramfs.cpio" &&
+        (cd "$tmp" && find . -mindepth 1 | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0); } >"$out" ||
+        vmtest_fail "cannot write the RAM-root initramfs $out"
+    rm -rf "$tmp"
 }
 
 vmtest_show() {
