@@ -1,0 +1,122 @@
+#!/bin/bash
+# VM test: live migration of a guest with RDMA traffic in flight.
+#
+# Guests A and B (rdma-sim each) run ibv_rc_pingpong -c (received buffers
+# validated) against each other; while it runs the host live-migrates A over
+# QMP to a new QEMU on this host (the same gN/qemu.sh with -incoming
+# unix:...), waits for query-migrate's "completed", quits the source and the
+# destination carries on. Passes when both pingpong ends exit 0, the
+# migration completed, and neither device showed a QP in ERR or SQE after
+# the switch-over (tests/vm/qmp-migrate watches both over QMP). The log gets
+# query-migrate's downtime, total-time and RAM transferred.
+#
+# Why guest A is a "RAM-root" guest (vmtest_ramroot_initrd,
+# tests/vm/guest-ramroot-init): virtio-9p blocks migration while a share is
+# mounted, and the normal guests run from the host root over 9p. A runs from
+# its initramfs and mounts `results` only after the pingpong. B is a normal
+# guest (it is not migrated).
+# Why the multicast link: the default two-guest UDP link binds fixed ports,
+# which the destination QEMU cannot bind while the source lives; on a
+# multicast group both hear B (the destination drops what arrives before it
+# runs, and RC retransmits it).
+set -euo pipefail
+# shellcheck source=tests/vm/test-lib.sh
+. "$(dirname "$0")/test-lib.sh"
+vmtest_init t-migrate
+
+# ~50 s of traffic under TCG here, so that it flows before, during and after
+# the migration (MIG_PINGPONG overrides, e.g. for KVM).
+pingpong=${MIG_PINGPONG:-"-s 4096 -n 20000 -c"}
+
+rm -rf "$VMTEST_RUNS"
+mkdir -p "$VMTEST_RUNS"
+conf=$VMTEST_RUNS/ramroot.conf
+initrd=$VMTEST_RUNS/initrd-a.cpio
+# shellcheck disable=SC2016  # @DEV@, @GID@ are the init's to fill in
+printf 'RR_IP=%q\nRR_CMD=%q\nRR_TIMEOUT=%q\n' 10.0.0.1/24 \
+    "ibv_rc_pingpong -d @DEV@ -g @GID@ $pingpong" 200 >"$conf"
+vmtest_ramroot_initrd "$initrd" "$conf" ibv_rc_pingpong
+# vmtest_run empties VMTEST_RUNS: keep the initrd beside it.
+mv "$initrd" "$VMTEST_RUNS.initrd-a.cpio"
+initrd=$VMTEST_RUNS.initrd-a.cpio
+mig_json=$VMTEST_RUNS.migration.json
+
+mig_pid='' dest_pid=''
+# start_migration: called while the guests run; once guest A's QEMU has its
+# QMP socket, starts the destination QEMU (waiting for the stream) and
+# tests/vm/qmp-migrate, which migrates when the traffic flows.
+# shellcheck disable=SC2317  # called through VMTEST_POLL
+start_migration() {
+    [[ -z $mig_pid ]] || return 0
+    local g
+    g=$(echo "$VMTEST_RUNS"/*/g0)
+    [[ -S $g/qmp.sock && -S ${g%/g0}/g1/qmp.sock ]] || return 0
+    # The console goes on in the same serial.log (append=on).
+    "$g/qemu.sh" -chardev "file,id=ser0,path=$g/serial.log,append=on" -serial chardev:ser0 \
+        -qmp "unix:$g/qmp-dest.sock,server=on,wait=off" -incoming "unix:$g/migrate.sock" \
+        </dev/null >"$g/qemu-dest.log" 2>&1 &
+    dest_pid=$!
+    tests/vm/qmp-migrate "$g" "$dest_pid" --peer "${g%/g0}/g1" --json "$mig_json" \
+        >"$g/migration.log" 2>&1 &
+    mig_pid=$!
+}
+cleanup() {
+    local p
+    for p in $mig_pid $dest_pid; do kill "$p" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+
+start=$SECONDS
+VMTEST_POLL=start_migration vmtest_pair rsim rsim -t 240 --link mcast --qmp \
+    --qemu-arg-a -initrd --qemu-arg-a "$initrd" \
+    -s tests/vm/guest/migrate.sh -e "MIG_PINGPONG=$pingpong"
+mig_rc=0
+if [[ -n $mig_pid ]]; then
+    wait "$mig_pid" || mig_rc=$?
+else
+    mig_rc=1
+fi
+trap - EXIT
+cleanup
+g=$VMTEST_RUN/g0
+mv "$mig_json" "$g/migration.json" 2>/dev/null || true
+mv "$initrd" "$g/" 2>/dev/null || true
+echo "---- migration (host, $g/migration.log) ----"
+cat "$g/migration.log" 2>/dev/null || echo "(none: the migration never started)"
+echo "----"
+echo "---- guest A (RAM root) ----"
+cat "${VMTEST_RESULTS[0]}/output.log" 2>/dev/null || echo "(no output.log)"
+echo "----"
+echo "---- guest B ----"
+cat "${VMTEST_RESULTS[1]}/pingpong.txt" 2>/dev/null || echo "(no pingpong.txt)"
+echo "----"
+vmtest_counters migrate
+if ((mig_rc != 0)); then
+    echo "FAIL: the migration did not complete (tests/vm/qmp-migrate exit $mig_rc)"
+    VMTEST_RC=1
+fi
+if ! python3 - "$g/migration.json" <<'PY'; then
+import json, sys
+m = json.load(open(sys.argv[1]))
+q = m.get("query-migrate", {})
+ram = q.get("ram", {})
+print(f"migration: status {m.get('status')}, downtime {q.get('downtime')} ms, "
+      f"total-time {q.get('total-time')} ms, setup-time {q.get('setup-time')} ms, "
+      f"RAM transferred {ram.get('transferred')} bytes of {ram.get('total')} "
+      f"({ram.get('normal')} normal pages, {ram.get('duplicate')} zero pages)")
+fail = []
+if m.get("status") != "completed":
+    fail.append(f"query-migrate ended {m.get('status')}, not completed")
+if m.get("qp-errors"):
+    fail.append(f"QPs in error after the switch-over: {m['qp-errors']}")
+if not any(k.startswith("A QP") and "RTS" in v for k, v in m.get("qp-states-after", {}).items()):
+    fail.append("the destination device never showed guest A's QP in RTS: "
+                "did the traffic go on after the switch-over?")
+for f in fail:
+    print("FAIL:", f)
+sys.exit(1 if fail else 0)
+PY
+    VMTEST_RC=1
+fi
+echo "test wall time: $((SECONDS - start))s"
+vmtest_done "$VMTEST_RC"
