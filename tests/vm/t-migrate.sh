@@ -8,7 +8,10 @@
 # destination carries on. Passes when both pingpong ends exit 0, the
 # migration completed, and neither device showed a QP in ERR or SQE after
 # the switch-over (tests/vm/qmp-migrate watches both over QMP). The log gets
-# query-migrate's downtime, total-time and RAM transferred.
+# query-migrate's downtime, total-time and RAM transferred, and the size of
+# the device's section in the stream (the source migrates through a relay
+# that keeps a copy: exec:qmp-migrate --relay, into the destination's
+# unix socket).
 #
 # Why guest A is a "RAM-root" guest (vmtest_ramroot_initrd,
 # tests/vm/guest-ramroot-init): virtio-9p blocks migration while a share is
@@ -24,9 +27,10 @@ set -euo pipefail
 . "$(dirname "$0")/test-lib.sh"
 vmtest_init t-migrate
 
-# ~50 s of traffic under TCG here, so that it flows before, during and after
-# the migration (MIG_PINGPONG overrides, e.g. for KVM).
-pingpong=${MIG_PINGPONG:-"-s 4096 -n 20000 -c"}
+# ~28 s of traffic under TCG here (700 us an iteration), so that it flows
+# before, during and well after the migration, which starts ~4 s into it and
+# takes ~1 s (MIG_PINGPONG overrides, e.g. for KVM).
+pingpong=${MIG_PINGPONG:-"-s 4096 -n 40000 -c"}
 
 rm -rf "$VMTEST_RUNS"
 mkdir -p "$VMTEST_RUNS"
@@ -57,7 +61,7 @@ start_migration() {
         </dev/null >"$g/qemu-dest.log" 2>&1 &
     dest_pid=$!
     tests/vm/qmp-migrate "$g" "$dest_pid" --peer "${g%/g0}/g1" --json "$mig_json" \
-        >"$g/migration.log" 2>&1 &
+        --stream "$g/stream.bin" >"$g/migration.log" 2>&1 &
     mig_pid=$!
 }
 cleanup() {
@@ -104,6 +108,12 @@ print(f"migration: status {m.get('status')}, downtime {q.get('downtime')} ms, "
       f"total-time {q.get('total-time')} ms, setup-time {q.get('setup-time')} ms, "
       f"RAM transferred {ram.get('transferred')} bytes of {ram.get('total')} "
       f"({ram.get('normal')} normal pages, {ram.get('duplicate')} zero pages)")
+sec = m.get("device-section")
+if sec:
+    print(f"rdma-sim device section in the stream: {sec['bytes']} bytes "
+          f"({sec['idstr']}, version {sec['version']}; stream {sec['stream-bytes']} bytes)")
+else:
+    print("rdma-sim device section: not measured (see migration.log)")
 fail = []
 if m.get("status") != "completed":
     fail.append(f"query-migrate ended {m.get('status')}, not completed")
