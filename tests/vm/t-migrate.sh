@@ -95,6 +95,20 @@ echo "---- guest B ----"
 cat "${VMTEST_RESULTS[1]}/pingpong.txt" 2>/dev/null || echo "(no pingpong.txt)"
 echo "----"
 vmtest_counters migrate
+# What the driver said, and no kernel warning, oops or BUG in either guest
+# (guest B's runner and guest A's init save the kernel log at power off).
+for i in 0 1; do
+    f=${VMTEST_RESULTS[i]:-}/dmesg.log
+    [[ -f $f ]] || continue
+    echo "---- guest $i kernel messages of rdma_sim ----"
+    grep -E 'rdma_sim|rsim0' "$f" | tail -n 20
+    echo "----"
+    if grep -qE 'WARNING:|BUG:|Oops|Call Trace' "$f"; then
+        echo "FAIL: guest $i's kernel log has a warning or an oops ($f):"
+        grep -E -A5 'WARNING:|BUG:|Oops' "$f" | head -n 40
+        VMTEST_RC=1
+    fi
+done
 if ((mig_rc != 0)); then
     echo "FAIL: the migration did not complete (tests/vm/qmp-migrate exit $mig_rc)"
     VMTEST_RC=1
