@@ -115,7 +115,11 @@ if ((mig_rc != 0)); then
 fi
 if ! python3 - "$g/migration.json" <<'PY'; then
 import json, sys
-m = json.load(open(sys.argv[1]))
+try:
+    m = json.load(open(sys.argv[1]))
+except OSError:
+    sys.exit("FAIL: no migration record (tests/vm/qmp-migrate stopped before migrating: "
+             "see its log above)")
 q = m.get("query-migrate", {})
 ram = q.get("ram", {})
 print(f"migration: status {m.get('status')}, downtime {q.get('downtime')} ms, "
