@@ -5,7 +5,8 @@
 # validated) against each other; while it runs the host live-migrates A over
 # QMP to a new QEMU on this host (the same gN/qemu.sh with -incoming
 # unix:...), waits for query-migrate's "completed", quits the source and the
-# destination carries on. Passes when both pingpong ends exit 0, the
+# destination carries on; 5 s later, A moves on to a third QEMU the same way
+# (MIG_HOPS=2). Passes when both pingpong ends exit 0, every
 # migration completed, and neither device showed a QP in ERR or SQE after
 # the switch-over (tests/vm/qmp-migrate watches both over QMP). The log gets
 # query-migrate's downtime, total-time and RAM transferred, and the size of
@@ -31,6 +32,8 @@ vmtest_init t-migrate
 # before, during and well after the migration, which starts ~4 s into it and
 # takes ~1 s (MIG_PINGPONG overrides, e.g. for KVM).
 pingpong=${MIG_PINGPONG:-"-s 4096 -n 40000 -c"}
+# Two hops: A to a second QEMU, 5 s later from there to a third.
+hops=${MIG_HOPS:-2}
 
 rm -rf "$VMTEST_RUNS"
 mkdir -p "$VMTEST_RUNS"
@@ -45,28 +48,31 @@ mv "$initrd" "$VMTEST_RUNS.initrd-a.cpio"
 initrd=$VMTEST_RUNS.initrd-a.cpio
 mig_json=$VMTEST_RUNS.migration.json
 
-mig_pid='' dest_pid=''
+mig_pid='' dest_pids=()
 # start_migration: called while the guests run; once guest A's QEMU has its
-# QMP socket, starts the destination QEMU (waiting for the stream) and
-# tests/vm/qmp-migrate, which migrates when the traffic flows.
+# QMP socket, starts the destination QEMUs (waiting for their stream), one
+# per hop, and tests/vm/qmp-migrate, which migrates when the traffic flows.
+# The second hop migrates a device that was itself restored from a stream.
 # shellcheck disable=SC2317  # called through VMTEST_POLL
 start_migration() {
     [[ -z $mig_pid ]] || return 0
-    local g
+    local g k
     g=$(echo "$VMTEST_RUNS"/*/g0)
     [[ -S $g/qmp.sock && -S ${g%/g0}/g1/qmp.sock ]] || return 0
-    # The console goes on in the same serial.log (append=on).
-    "$g/qemu.sh" -chardev "file,id=ser0,path=$g/serial.log,append=on" -serial chardev:ser0 \
-        -qmp "unix:$g/qmp-dest.sock,server=on,wait=off" -incoming "unix:$g/migrate.sock" \
-        </dev/null >"$g/qemu-dest.log" 2>&1 &
-    dest_pid=$!
-    tests/vm/qmp-migrate "$g" "$dest_pid" --peer "${g%/g0}/g1" --json "$mig_json" \
+    for ((k = 1; k <= hops; k++)); do
+        # The console goes on in the same serial.log (append=on).
+        "$g/qemu.sh" -chardev "file,id=ser0,path=$g/serial.log,append=on" -serial chardev:ser0 \
+            -qmp "unix:$g/qmp-dest$k.sock,server=on,wait=off" -incoming "unix:$g/migrate$k.sock" \
+            </dev/null >"$g/qemu-dest$k.log" 2>&1 &
+        dest_pids+=($!)
+    done
+    tests/vm/qmp-migrate "$g" "${dest_pids[@]}" --peer "${g%/g0}/g1" --json "$mig_json" \
         --stream "$g/stream.bin" >"$g/migration.log" 2>&1 &
     mig_pid=$!
 }
 cleanup() {
     local p
-    for p in $mig_pid $dest_pid; do kill "$p" 2>/dev/null || true; done
+    for p in $mig_pid "${dest_pids[@]}"; do kill "$p" 2>/dev/null || true; done
 }
 trap cleanup EXIT
 
@@ -113,28 +119,31 @@ if ((mig_rc != 0)); then
     echo "FAIL: the migration did not complete (tests/vm/qmp-migrate exit $mig_rc)"
     VMTEST_RC=1
 fi
-if ! python3 - "$g/migration.json" <<'PY'; then
+if ! python3 - "$g/migration.json" "$hops" <<'PY'; then
 import json, sys
 try:
     m = json.load(open(sys.argv[1]))
 except OSError:
     sys.exit("FAIL: no migration record (tests/vm/qmp-migrate stopped before migrating: "
              "see its log above)")
-q = m.get("query-migrate", {})
-ram = q.get("ram", {})
-print(f"migration: status {m.get('status')}, downtime {q.get('downtime')} ms, "
-      f"total-time {q.get('total-time')} ms, setup-time {q.get('setup-time')} ms, "
-      f"RAM transferred {ram.get('transferred')} bytes of {ram.get('total')} "
-      f"({ram.get('normal')} normal pages, {ram.get('duplicate')} zero pages)")
-sec = m.get("device-section")
-if sec:
-    print(f"rdma-sim device section in the stream: {sec['bytes']} bytes "
-          f"({sec['idstr']}, version {sec['version']}; stream {sec['stream-bytes']} bytes)")
-else:
-    print("rdma-sim device section: not measured (see migration.log)")
 fail = []
-if m.get("status") != "completed":
-    fail.append(f"query-migrate ended {m.get('status')}, not completed")
+for h in m["hops"]:
+    q = h.get("query-migrate", {})
+    ram = q.get("ram", {})
+    print(f"migration hop {h['hop']}: status {h.get('status')}, downtime {q.get('downtime')} ms, "
+          f"total-time {q.get('total-time')} ms, setup-time {q.get('setup-time')} ms, "
+          f"RAM transferred {ram.get('transferred')} bytes of {ram.get('total')} "
+          f"({ram.get('normal')} normal pages, {ram.get('duplicate')} zero pages)")
+    sec = h.get("device-section")
+    if sec:
+        print(f"migration hop {h['hop']}: rdma-sim device section {sec['bytes']} bytes "
+              f"({sec['idstr']}, version {sec['version']}; stream {sec['stream-bytes']} bytes)")
+    else:
+        print(f"migration hop {h['hop']}: rdma-sim device section not measured (see migration.log)")
+    if h.get("status") != "completed":
+        fail.append(f"hop {h['hop']}: query-migrate ended {h.get('status')}, not completed")
+if len(m["hops"]) != int(sys.argv[2]):
+    fail.append(f"{len(m['hops'])} hops of {sys.argv[2]} were tried")
 if m.get("qp-errors"):
     fail.append(f"QPs in error after the switch-over: {m['qp-errors']}")
 if not any(k.startswith("A QP") and "RTS" in v for k, v in m.get("qp-states-after", {}).items()):
