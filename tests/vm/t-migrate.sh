@@ -43,10 +43,10 @@ initrd=$VMTEST_RUNS/initrd-a.cpio
 printf 'RR_IP=%q\nRR_CMD=%q\nRR_TIMEOUT=%q\n' 10.0.0.1/24 \
     "ibv_rc_pingpong -d @DEV@ -g @GID@ $pingpong" 200 >"$conf"
 vmtest_ramroot_initrd "$initrd" "$conf" ibv_rc_pingpong
-# vmtest_run empties VMTEST_RUNS: keep the initrd beside it.
+# vmtest_run empties VMTEST_RUNS: the initrd waits beside it (and is
+# removed at the end: the test builds it every time).
 mv "$initrd" "$VMTEST_RUNS.initrd-a.cpio"
 initrd=$VMTEST_RUNS.initrd-a.cpio
-mig_json=$VMTEST_RUNS.migration.json
 
 mig_pid='' dest_pids=()
 # start_migration: called while the guests run; once guest A's QEMU has its
@@ -66,13 +66,14 @@ start_migration() {
             </dev/null >"$g/qemu-dest$k.log" 2>&1 &
         dest_pids+=($!)
     done
-    tests/vm/qmp-migrate "$g" "${dest_pids[@]}" --peer "${g%/g0}/g1" --json "$mig_json" \
+    tests/vm/qmp-migrate "$g" "${dest_pids[@]}" --peer "${g%/g0}/g1" --json "$g/migration.json" \
         --stream "$g/stream.bin" >"$g/migration.log" 2>&1 &
     mig_pid=$!
 }
 cleanup() {
     local p
     for p in $mig_pid "${dest_pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    rm -f "$initrd"
 }
 trap cleanup EXIT
 
@@ -88,9 +89,12 @@ else
 fi
 trap - EXIT
 cleanup
+rm -f "$initrd"
 g=$VMTEST_RUN/g0
-mv "$mig_json" "$g/migration.json" 2>/dev/null || true
-mv "$initrd" "$g/" 2>/dev/null || true
+# make check's copy of the run (vmtest_run) may predate qmp-migrate's end.
+if [[ -n ${RDMA_SIM_LOGDIR:-} ]]; then
+    cp "$g"/migration.* "$RDMA_SIM_LOGDIR/g0/" 2>/dev/null || true
+fi
 echo "---- migration (host, $g/migration.log) ----"
 cat "$g/migration.log" 2>/dev/null || echo "(none: the migration never started)"
 echo "----"
