@@ -790,6 +790,12 @@ vm_run_guests() {
                 if [[ -n $succ && $succ != "${adopted[i]:-}" ]] && kill -0 "$succ" 2>/dev/null; then
                     vm_log "guest $(vm_guest_letter "$i") goes on in QEMU PID $succ (migrated)"
                     VM_PIDS[i]=$succ adopted[i]=$succ exited[i]=
+                    if [[ $VM_VERBOSE == 1 ]]; then # the console goes on in the same file
+                        letter=$(vm_guest_letter "$i")
+                        tail -n 0 -F --pid="$succ" "$VM_RUN_DIR/g$i/serial.log" 2>/dev/null |
+                            sed -u "s/\r\$//; s/^/$letter| /" >&2 &
+                        tails+=($!)
+                    fi
                     continue
                 fi
                 remaining=$((remaining - 1))
