@@ -60,8 +60,9 @@ start_migration() {
     g=$(echo "$VMTEST_RUNS"/*/g0)
     [[ -S $g/qmp.sock && -S ${g%/g0}/g1/qmp.sock ]] || return 0
     for ((k = 1; k <= hops; k++)); do
-        # The console goes on in the same serial.log (append=on).
-        "$g/qemu.sh" -chardev "file,id=ser0,path=$g/serial.log,append=on" -serial chardev:ser0 \
+        # The console goes on in the same serial.log (append=on). timeout:
+        # a QEMU that nothing ends (a killed test) does not outlive the run.
+        timeout -k 5 "$((limit + 30))" "$g/qemu.sh" -chardev "file,id=ser0,path=$g/serial.log,append=on" -serial chardev:ser0 \
             -qmp "unix:$g/qmp-dest$k.sock,server=on,wait=off" -incoming "unix:$g/migrate$k.sock" \
             </dev/null >"$g/qemu-dest$k.log" 2>&1 &
         dest_pids+=($!)
@@ -78,7 +79,8 @@ cleanup() {
 trap cleanup EXIT
 
 start=$SECONDS
-VMTEST_POLL=start_migration vmtest_pair rsim rsim -t 240 --link mcast --qmp \
+limit=240
+VMTEST_POLL=start_migration VMTEST_CLEANUP=cleanup vmtest_pair rsim rsim -t "$limit" --link mcast --qmp \
     --qemu-arg-a -initrd --qemu-arg-a "$initrd" \
     -s tests/vm/guest/migrate.sh -e "MIG_PINGPONG=$pingpong"
 mig_rc=0
@@ -89,7 +91,6 @@ else
 fi
 trap - EXIT
 cleanup
-rm -f "$initrd"
 g=$VMTEST_RUN/g0
 # make check's copy of the run (vmtest_run) may predate qmp-migrate's end.
 if [[ -n ${RDMA_SIM_LOGDIR:-} ]]; then

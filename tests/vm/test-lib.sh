@@ -44,7 +44,9 @@
 # After a run, VMTEST_RESULTS[i] is guest i's results directory (0 = A).
 # VMTEST_RUNS is the directory the run goes in (it is emptied when the run
 # starts; a test may put sockets there).  While the guests run, the function
-# named by VMTEST_POLL, if any, is called every 0.2 s.
+# named by VMTEST_POLL, if any, is called every 0.2 s; the one named by
+# VMTEST_CLEANUP, if any, when the test exits while they run (it ends what
+# VMTEST_POLL started).
 # shellcheck shell=bash disable=SC2034  # VMTEST_* are for the scripts that source it
 
 vmtest_fail() { echo "FAIL: $VMTEST_NAME: $*"; exit 1; }
@@ -124,7 +126,7 @@ vmtest_run() {
         VM_RUNS_DIR=$runs "${cmd[@]}" &
         VMTEST_PID=$!
         # A test that fails in its VMTEST_POLL function leaves no QEMU behind.
-        trap 'kill "$VMTEST_PID" 2>/dev/null || true' EXIT
+        trap 'kill "$VMTEST_PID" 2>/dev/null || true; ${VMTEST_CLEANUP:+"$VMTEST_CLEANUP"}' EXIT
         while kill -0 "$VMTEST_PID" 2>/dev/null; do
             "$VMTEST_POLL"
             sleep 0.2
