@@ -502,6 +502,7 @@ vm_link_netdevs() {
 #   VM_QEMU_ARGS[]  extra raw QEMU arguments for each guest
 #   VM_QEMU_ARGS_A[] extra raw QEMU arguments for guest A only (e.g. a
 #                   filter-dump of its link, which B would write too)
+#   VM_QEMU_ARGS_B[] ... for guest B only (e.g. its own -initrd)
 vm_setup_run() {
     local name=$1 n=$2
     ((n >= 1 && n <= VM_MAX_GUESTS)) || vm_die "a run has 1 to $VM_MAX_GUESTS guests, not $n"
@@ -649,6 +650,7 @@ vm_write_guest() {
     for d in "${VM_DEVICES[@]}"; do cmd+=(-device "$d"); done
     cmd+=("${VM_QEMU_ARGS[@]}")
     if ((i == 0)); then cmd+=("${VM_QEMU_ARGS_A[@]}"); fi
+    if ((i == 1)); then cmd+=("${VM_QEMU_ARGS_B[@]}"); fi
     {
         echo "#!/bin/bash"
         echo "# Boots guest $letter of this run; arguments are appended to QEMU's."
@@ -666,7 +668,7 @@ vm_write_guest() {
 # vm_parse_opt OPT [VALUE]: handles one option; returns the number of words used
 # through VM_OPT_SHIFT (0 = not a harness option).
 vm_init_opts() {
-    VM_SCRIPTS=() VM_KOS=() VM_KOS_B=() VM_MODPROBE=() VM_DEVICES=() VM_QEMU_ARGS=() VM_QEMU_ARGS_A=() VM_ENVS=()
+    VM_SCRIPTS=() VM_KOS=() VM_KOS_B=() VM_MODPROBE=() VM_DEVICES=() VM_QEMU_ARGS=() VM_QEMU_ARGS_A=() VM_QEMU_ARGS_B=() VM_ENVS=()
 }
 vm_init_opts
 
@@ -683,6 +685,7 @@ vm_parse_opt() {
     -e | --env) VM_ENVS+=("${2-}") ;;
     -q | --qemu-arg) VM_QEMU_ARGS+=("${2-}") ;;
     --qemu-arg-a) VM_QEMU_ARGS_A+=("${2-}") ;;
+    --qemu-arg-b) VM_QEMU_ARGS_B+=("${2-}") ;;
     --nic) VM_NIC=${2-}; [[ $VM_NIC == none ]] && VM_NIC= ;;
     --nic-b) VM_NIC_B=${2-} ;;
     --netif) VM_NETIF=${2-} ;;
@@ -725,6 +728,7 @@ VM_OPTS_HELP='  -s, --script PATH   guest script (give one per guest, A then B; 
   -d, --device ARGS   extra "-device ARGS" for each guest (repeatable)
   -q, --qemu-arg ARG  extra raw QEMU argument for each guest (repeatable)
       --qemu-arg-a ARG  the same for guest A only (repeatable)
+      --qemu-arg-b ARG  the same for guest B only (repeatable)
   -m, --memory MIB    guest memory (env VM_MEM, default 1024)
   -a, --accel ACCEL   QEMU accelerator (env ACCEL, default tcg)
   -t, --timeout SEC   limit for the whole run (env VM_TIMEOUT, default 300)

@@ -1,24 +1,33 @@
 #!/bin/bash
-# VM test: live migration of a guest with RDMA traffic in flight.
-#
-# Guests A and B (rdma-sim each) run ibv_rc_pingpong -c (received buffers
-# validated) against each other; while it runs the host live-migrates A over
-# QMP to a new QEMU on this host (the same gN/qemu.sh with -incoming
-# unix:...), waits for query-migrate's "completed", quits the source and the
-# destination carries on; 5 s later, A moves on to a third QEMU the same way
-# (MIG_HOPS=2). Passes when both pingpong ends exit 0, every
-# migration completed, and neither device showed a QP in ERR or SQE after
-# the switch-over (tests/vm/qmp-migrate watches both over QMP). The log gets
-# query-migrate's downtime, total-time and RAM transferred, and the size of
-# the device's section in the stream (the source migrates through a relay
-# that keeps a copy: exec:qmp-migrate --relay, into the destination's
-# unix socket).
+# VM test: live migration and snapshots of guests with RDMA traffic in
+# flight. Passes (MIG_PASSES, default all of them):
+#   pingpong   guest A runs the ibv_rc_pingpong -c server (received buffers
+#              validated) against guest B; the host live-migrates A over QMP
+#              to a new QEMU on this host (the same gN/qemu.sh with
+#              -incoming unix:...), and 5 s later from there to a third
+#   write-bw, read-bw   ib_write_bw / ib_read_bw -D: A (the server, the
+#              responder) is migrated once
+#   atomic     tests/vm/progs/atomic-check: every atomic's result checked,
+#              so one executed twice or lost across the switch-over fails
+#   lossy      pingpong with 2% of the frames dropped and 2% reordered
+#   both       A and B both run from RAM and both are migrated, B a few
+#              seconds after A: the requester side moves too
+#   snapshot   both saved at one moment (savevm as QMP snapshot-save), the
+#              traffic goes on 5 s, both loaded (loadvm): the QPs go on
+#              from the snapshot's PSNs and the pingpong ends validated
+# A pass passes when both ends of the traffic exit 0 (with their result
+# line), every migration or snapshot completed, neither device showed a QP
+# in ERR or SQE afterwards (tests/vm/qmp-migrate watches them over QMP), and
+# no kernel warning or oops. The log gets query-migrate's downtime,
+# total-time and RAM transferred, the size of the device's section in the
+# stream (pingpong: the source migrates through a relay that keeps a copy,
+# exec:qmp-migrate --relay), and the snapshots' sizes and times.
 #
 # Why guest A is a "RAM-root" guest (vmtest_ramroot_initrd,
-# tests/vm/guest-ramroot-init): virtio-9p blocks migration while a share is
-# mounted, and the normal guests run from the host root over 9p. A runs from
-# its initramfs and mounts `results` only after the pingpong. B is a normal
-# guest (it is not migrated).
+# tests/vm/guest-ramroot-init): virtio-9p blocks migration and snapshots
+# while a share is mounted, and the normal guests run from the host root
+# over 9p. A runs from its initramfs and mounts `results` only at the end.
+# B is a normal guest (tests/vm/guest/migrate.sh) unless it moves too.
 # Why the multicast link: the default two-guest UDP link binds fixed ports,
 # which the destination QEMU cannot bind while the source lives; on a
 # multicast group both hear B (the destination drops what arrives before it
@@ -28,137 +37,200 @@ set -euo pipefail
 . "$(dirname "$0")/test-lib.sh"
 vmtest_init t-migrate
 
-# ~28 s of traffic under TCG here (700 us an iteration), so that it flows
-# before, during and well after the migration, which starts ~4 s into it and
-# takes ~1 s (MIG_PINGPONG overrides, e.g. for KVM).
-pingpong=${MIG_PINGPONG:-"-s 4096 -n 40000 -c"}
-# Two hops: A to a second QEMU, 5 s later from there to a third.
-hops=${MIG_HOPS:-2}
+atomic=$PWD/tests/vm/progs/atomic-check
+[[ -x $atomic ]] || vmtest_fail "$atomic is not built (make -C tests/vm/progs atomic-check)"
+limit=240
+letters=(A B)
 
-rm -rf "$VMTEST_RUNS"
-mkdir -p "$VMTEST_RUNS"
-conf=$VMTEST_RUNS/ramroot.conf
-initrd=$VMTEST_RUNS/initrd-a.cpio
-# shellcheck disable=SC2016  # @DEV@, @GID@ are the init's to fill in
-printf 'RR_IP=%q\nRR_CMD=%q\nRR_TIMEOUT=%q\n' 10.0.0.1/24 \
-    "ibv_rc_pingpong -d @DEV@ -g @GID@ $pingpong" 200 >"$conf"
-vmtest_ramroot_initrd "$initrd" "$conf" ibv_rc_pingpong
-# vmtest_run empties VMTEST_RUNS: the initrd waits beside it (and is
-# removed at the end: the test builds it every time).
-mv "$initrd" "$VMTEST_RUNS.initrd-a.cpio"
-initrd=$VMTEST_RUNS.initrd-a.cpio
+# ramroot_initrd OUT IP CMD [CONNECT_WAIT]: a RAM-root initrd that runs CMD
+# (@DEV@, @GID@ filled in by the guest; its first word is the program).
+ramroot_initrd() {
+    local out=$1 conf=$1.conf prog
+    prog=${3%% *}
+    # shellcheck disable=SC2016  # @DEV@, @GID@ are the init's to fill in
+    printf 'RR_IP=%q\nRR_CMD=%q\nRR_TIMEOUT=%q\nRR_CONNECT_WAIT=%q\n' "$2" "$3" 200 "${4:-0}" >"$conf"
+    vmtest_ramroot_initrd "$out" "$conf" "$prog"
+    rm -f "$conf"
+}
 
-mig_pid='' dest_pids=()
-# start_migration: called while the guests run; once guest A's QEMU has its
-# QMP socket, starts the destination QEMUs (waiting for their stream), one
-# per hop, and tests/vm/qmp-migrate, which migrates when the traffic flows.
-# The second hop migrates a device that was itself restored from a stream.
+mig_pids=() dest_pids=() initrds=()
+# start_migration: called while the guests run (VMTEST_POLL); once the
+# QEMUs have their QMP sockets, starts per migrated guest the destination
+# QEMUs (waiting for their stream), one per hop, and tests/vm/qmp-migrate,
+# which migrates when the traffic flows (or, snapshot, saves and loads).
 # shellcheck disable=SC2317  # called through VMTEST_POLL
 start_migration() {
-    [[ -z $mig_pid ]] || return 0
-    local g k
-    g=$(echo "$VMTEST_RUNS"/*/g0)
-    [[ -S $g/qmp.sock && -S ${g%/g0}/g1/qmp.sock ]] || return 0
-    for ((k = 1; k <= hops; k++)); do
-        # The console goes on in the same serial.log (append=on). timeout:
-        # a QEMU that nothing ends (a killed test) does not outlive the run.
-        timeout -k 5 "$((limit + 30))" "$g/qemu.sh" -chardev "file,id=ser0,path=$g/serial.log,append=on" -serial chardev:ser0 \
-            -qmp "unix:$g/qmp-dest$k.sock,server=on,wait=off" -incoming "unix:$g/migrate$k.sock" \
-            </dev/null >"$g/qemu-dest$k.log" 2>&1 &
-        dest_pids+=($!)
+    ((${#mig_pids[@]} == 0)) || return 0
+    local run g k i settle peer=() stream=()
+    run=$(echo "$VMTEST_RUNS"/*)
+    [[ -S $run/g0/qmp.sock && -S $run/g1/qmp.sock ]] || return 0
+    if [[ $mode == snapshot ]]; then
+        tests/vm/qmp-migrate "$run/g0" --snapshot --peer "$run/g1" --json "$run/g0/migration.json" \
+            >"$run/g0/migration.log" 2>&1 &
+        mig_pids+=($!)
+        return 0
+    fi
+    for i in $movers; do
+        g=$run/g$i
+        for ((k = 1; k <= hops; k++)); do
+            # The console goes on in the same serial.log (append=on). timeout:
+            # a QEMU that nothing ends (a killed test) does not outlive the run.
+            timeout -k 5 "$((limit + 30))" "$g/qemu.sh" -chardev "file,id=ser0,path=$g/serial.log,append=on" -serial chardev:ser0 \
+                -qmp "unix:$g/qmp-dest$k.sock,server=on,wait=off" -incoming "unix:$g/migrate$k.sock" \
+                </dev/null >"$g/qemu-dest$k.log" 2>&1 &
+            dest_pids+=($!)
+        done
+        # B moves 4 s after A; only one client at a time can use a QMP
+        # socket, so with two movers each watches its own QPs only.
+        settle=$((2 + 4 * i)) peer=() stream=()
+        [[ $movers == *" "* ]] || peer=(--peer "$run/g$((1 - i))")
+        [[ $mode != pingpong ]] || stream=(--stream "$g/stream.bin")
+        tests/vm/qmp-migrate "$g" "${dest_pids[@]: -hops}" --settle "$settle" "${peer[@]}" \
+            "${stream[@]}" --json "$g/migration.json" >"$g/migration.log" 2>&1 &
+        mig_pids+=($!)
     done
-    tests/vm/qmp-migrate "$g" "${dest_pids[@]}" --peer "${g%/g0}/g1" --json "$g/migration.json" \
-        --stream "$g/stream.bin" >"$g/migration.log" 2>&1 &
-    mig_pid=$!
 }
+# shellcheck disable=SC2317  # called through VMTEST_CLEANUP and at the end
 cleanup() {
     local p
-    for p in $mig_pid "${dest_pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    rm -f "$initrd"
+    for p in "${mig_pids[@]}" "${dest_pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    rm -f "${initrds[@]}"
 }
 trap cleanup EXIT
 
-start=$SECONDS
-limit=240
-VMTEST_POLL=start_migration VMTEST_CLEANUP=cleanup vmtest_pair rsim rsim -t "$limit" --link mcast --qmp \
-    --qemu-arg-a -initrd --qemu-arg-a "$initrd" \
-    -s tests/vm/guest/migrate.sh -e "MIG_PINGPONG=$pingpong"
-mig_rc=0
-if [[ -n $mig_pid ]]; then
-    wait "$mig_pid" || mig_rc=$?
-else
-    mig_rc=1
-fi
-trap - EXIT
-cleanup
-g=$VMTEST_RUN/g0
-# make check's copy of the run (vmtest_run) may predate qmp-migrate's end.
-if [[ -n ${RDMA_SIM_LOGDIR:-} ]]; then
-    cp "$g"/migration.* "$RDMA_SIM_LOGDIR/g0/" 2>/dev/null || true
-fi
-echo "---- migration (host, $g/migration.log) ----"
-cat "$g/migration.log" 2>/dev/null || echo "(none: the migration never started)"
-echo "----"
-echo "---- guest A (RAM root) ----"
-cat "${VMTEST_RESULTS[0]}/output.log" 2>/dev/null || echo "(no output.log)"
-echo "----"
-echo "---- guest B ----"
-cat "${VMTEST_RESULTS[1]}/pingpong.txt" 2>/dev/null || echo "(no pingpong.txt)"
-echo "----"
-vmtest_counters migrate
-# What the driver said, and no kernel warning, oops or BUG in either guest
-# (guest B's runner and guest A's init save the kernel log at power off).
-for i in 0 1; do
-    f=${VMTEST_RESULTS[i]:-}/dmesg.log
-    [[ -f $f ]] || continue
-    echo "---- guest $i kernel messages of rdma_sim ----"
-    grep -E 'rdma_sim|rsim0' "$f" | tail -n 20
-    echo "----"
-    if grep -qE 'WARNING:|BUG:|Oops|Call Trace' "$f"; then
-        echo "FAIL: guest $i's kernel log has a warning or an oops ($f):"
-        grep -E -A5 'WARNING:|BUG:|Oops' "$f" | head -n 40
-        VMTEST_RC=1
-    fi
-done
-if ((mig_rc != 0)); then
-    echo "FAIL: the migration did not complete (tests/vm/qmp-migrate exit $mig_rc)"
-    VMTEST_RC=1
-fi
-if ! python3 - "$g/migration.json" "$hops" <<'PY'; then
+# check_record JSON HOPS GUEST: the migrations' or the snapshot's record.
+check_record() {
+    python3 - "$@" <<'PY'
 import json, sys
+path, hops, guest = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 try:
-    m = json.load(open(sys.argv[1]))
+    m = json.load(open(path))
 except OSError:
-    sys.exit("FAIL: no migration record (tests/vm/qmp-migrate stopped before migrating: "
-             "see its log above)")
+    sys.exit(f"FAIL: guest {guest}: no migration record (tests/vm/qmp-migrate stopped before "
+             "migrating: see its log above)")
 fail = []
 for h in m["hops"]:
     q = h.get("query-migrate", {})
     ram = q.get("ram", {})
-    print(f"migration hop {h['hop']}: status {h.get('status')}, downtime {q.get('downtime')} ms, "
+    print(f"guest {guest} hop {h['hop']}: status {h.get('status')}, downtime {q.get('downtime')} ms, "
           f"total-time {q.get('total-time')} ms, setup-time {q.get('setup-time')} ms, "
           f"RAM transferred {ram.get('transferred')} bytes of {ram.get('total')} "
           f"({ram.get('normal')} normal pages, {ram.get('duplicate')} zero pages)")
     sec = h.get("device-section")
     if sec:
-        print(f"migration hop {h['hop']}: rdma-sim device section {sec['bytes']} bytes "
+        print(f"guest {guest} hop {h['hop']}: rdma-sim device section {sec['bytes']} bytes "
               f"({sec['idstr']}, version {sec['version']}; stream {sec['stream-bytes']} bytes)")
-    else:
-        print(f"migration hop {h['hop']}: rdma-sim device section not measured (see migration.log)")
     if h.get("status") != "completed":
         fail.append(f"hop {h['hop']}: query-migrate ended {h.get('status')}, not completed")
-if len(m["hops"]) != int(sys.argv[2]):
-    fail.append(f"{len(m['hops'])} hops of {sys.argv[2]} were tried")
+if len(m["hops"]) != hops:
+    fail.append(f"{len(m['hops'])} hops of {hops} were tried")
+if hops == 0:
+    for step in ("save", "load"):
+        if step not in m:
+            fail.append(f"no snapshot {step}")
+        else:
+            print(f"snapshot {step}: {m[step]}")
+    print(f"snapshot VM state sizes (bytes): {m.get('vm-state-size')}")
+    if m.get("status") != "completed":
+        fail.append(f"snapshot: {m.get('status')}")
 if m.get("qp-errors"):
     fail.append(f"QPs in error after the switch-over: {m['qp-errors']}")
 if not any(k.startswith("A QP") and "RTS" in v for k, v in m.get("qp-states-after", {}).items()):
-    fail.append("the destination device never showed guest A's QP in RTS: "
-                "did the traffic go on after the switch-over?")
+    fail.append("its device never showed its QP in RTS after the switch-over: "
+                "did the traffic go on?")
 for f in fail:
-    print("FAIL:", f)
+    print(f"FAIL: guest {guest}: {f}")
 sys.exit(1 if fail else 0)
 PY
-    VMTEST_RC=1
-fi
-echo "test wall time: $((SECONDS - start))s"
-vmtest_done "$VMTEST_RC"
+}
+
+for pass in ${MIG_PASSES:-pingpong write-bw read-bw atomic lossy both snapshot}; do
+    # server: guest A's command (RAM root); client: B's, without A's address
+    hops=1 movers=0 props='' mode=$pass
+    case $pass in
+    pingpong | lossy | both | snapshot)
+        # Under TCG here an iteration takes 700 us (900 with loss): 40000
+        # are ~28 s of traffic, which flows before, during and well after
+        # two hops; one hop or a snapshot needs fewer (MIG_PINGPONG
+        # overrides, e.g. for KVM).
+        n=40000
+        case $pass in lossy) n=20000 ;; both) n=30000 ;; snapshot) n=25000 ;; esac
+        args=${MIG_PINGPONG:-"-s 4096 -n $n -c"}
+        server="ibv_rc_pingpong -d @DEV@ -g @GID@ $args" client="ibv_rc_pingpong $args"
+        ;;
+    write-bw | read-bw)
+        tool=ib_${pass%-bw}_bw
+        server="$tool -d @DEV@ -x @GID@ -F -s 65536 -D 12" client="$tool -s 65536 -D 12"
+        ;;
+    atomic)
+        # ~7000 a second under TCG here: ~17 s
+        server="$atomic -d @DEV@ -g @GID@" client="atomic-check -n ${MIG_ATOMICS:-120000}"
+        ;;
+    *) vmtest_fail "unknown pass '$pass' (pingpong, write-bw, read-bw, atomic, lossy, both, snapshot)" ;;
+    esac
+    case $pass in
+    pingpong) hops=2 ;;
+    lossy) props=$VMTEST_LOSSY,fault-seed=11 ;;
+    both) movers="0 1" ;;
+    snapshot) hops=0 ;;
+    esac
+    vmtest_pass "$pass" "$server"
+    mig_pids=() dest_pids=() initrds=()
+    mkdir -p "$VMTEST_RUNS"
+    # vmtest_run empties VMTEST_RUNS: the initrds wait beside it
+    initrds=("$VMTEST_RUNS.a.cpio")
+    ramroot_initrd "${initrds[0]}" 10.0.0.1/24 "$server"
+    qargs=(--qemu-arg-a -initrd --qemu-arg-a "${initrds[0]}")
+    if [[ $pass == both || $pass == snapshot ]]; then
+        # B runs from RAM too (no 9p share may be mounted), as the client
+        initrds+=("$VMTEST_RUNS.b.cpio")
+        ramroot_initrd "${initrds[1]}" 10.0.0.2/24 "$server 10.0.0.1" 60
+        qargs+=(--qemu-arg-b -initrd --qemu-arg-b "${initrds[1]}")
+    fi
+    RSIM_PROPS=$props VMTEST_POLL=start_migration VMTEST_CLEANUP=cleanup \
+        vmtest_pair rsim rsim -t "$limit" --link mcast --qmp "${qargs[@]}" \
+        -s tests/vm/guest/migrate.sh -e "MIG_CLIENT=$client"
+    for p in "${mig_pids[@]}"; do
+        wait "$p" || { echo "FAIL: tests/vm/qmp-migrate ended with an error (its log below)"; VMTEST_RC=1; }
+    done
+    ((${#mig_pids[@]} > 0)) || { echo "FAIL: the migration never started"; VMTEST_RC=1; }
+    cleanup
+    # make check's copy of the run (vmtest_run) may predate qmp-migrate's end
+    for i in 0 1; do
+        g=$VMTEST_RUN/g$i
+        [[ -z ${RDMA_SIM_LOGDIR:-} ]] || cp "$g"/migration.* "$RDMA_SIM_LOGDIR/g$i/" 2>/dev/null || true
+        [[ -f $g/migration.log ]] || continue
+        echo "---- guest $i: migration (host, $g/migration.log) ----"
+        cat "$g/migration.log"
+        echo "----"
+    done
+    for i in 0 1; do
+        f=${VMTEST_RESULTS[i]:-}/output.log
+        [[ -f $f ]] || continue
+        echo "---- guest $i output ----"
+        cat "$f"
+        echo "----"
+    done
+    cat "${VMTEST_RESULTS[1]:-}/client.txt" 2>/dev/null || true
+    # What the driver said, and no kernel warning, oops or BUG in either
+    # guest (the runner and the RAM-root init save the kernel log).
+    for i in 0 1; do
+        f=${VMTEST_RESULTS[i]:-}/dmesg.log
+        [[ -f $f ]] || continue
+        if grep -qE 'WARNING:|BUG:|Oops|Call Trace' "$f"; then
+            echo "FAIL: guest $i's kernel log has a warning or an oops ($f):"
+            grep -E -A5 'WARNING:|BUG:|Oops' "$f" | head -n 40
+            VMTEST_RC=1
+        fi
+    done
+    if [[ $mode == snapshot ]]; then
+        check_record "$VMTEST_RUN/g0/migration.json" 0 A || VMTEST_RC=1
+    else
+        for i in $movers; do
+            check_record "$VMTEST_RUN/g$i/migration.json" "$hops" "${letters[i]}" || VMTEST_RC=1
+        done
+    fi
+    vmtest_pass_done
+done
+trap - EXIT
+vmtest_passes_done
