@@ -817,6 +817,7 @@ vm_run_guests() {
             for ((i = 0; i < n; i++)); do
                 [[ -n ${exited[i]} ]] && continue
                 killed[i]=1
+                : >"$VM_RUN_DIR/g$i/killed" # for vm_guests_never_up
                 kill "${VM_PIDS[i]}" 2>/dev/null || true
             done
             sleep 1
@@ -907,7 +908,11 @@ vm_run() {
     # loads: CI once saw a TCG guest print nothing in 80 s while its peer
     # booted in 10 s. That says nothing about what the run tests, so the
     # run boots again, once, in a new run dir that keeps the first one's
-    # logs in boot-hang/. A second hang fails the run.
+    # logs in boot-hang/. A second hang fails the run. Only a guest that
+    # the harness had to kill counts, after a run of at least 60 s (a boot
+    # takes 10): a QEMU that exited by itself (the device model aborting,
+    # say) or a peer stopped 10 s after a guest failed quickly is a
+    # failure of the run, not a hang.
     hung=$(vm_guests_never_up)
     [[ -n $hung && ${VM_BOOT_RETRY:-1} == 1 ]] || return "$rc"
     vm_log "guest(s) $hung never reached the guest runner (no \"rsim: \" line on the console; an \"rsim-init:\" line there says the kernel at least booted): a hang before any test step; booting the run again, once (VM_BOOT_RETRY=0: not)"
@@ -918,11 +923,14 @@ vm_run() {
     vm_run_guests
 }
 
-# vm_guests_never_up: prints the letters of the guests of VM_RUN_DIR whose
-# console has no line of tests/vm/guest-runner ("rsim: ...").
+# vm_guests_never_up: prints the letters of the guests of VM_RUN_DIR that
+# the harness killed and whose console has no line of tests/vm/guest-runner
+# ("rsim: ..."), if the run lasted 60 s or more; else nothing.
 vm_guests_never_up() {
     local i letters=()
+    ((${VM_RUN_SECONDS%.*} >= 60)) || return 0
     for ((i = 0; i < VM_NGUESTS; i++)); do
+        [[ -f $VM_RUN_DIR/g$i/killed ]] || continue
         grep -q '^rsim: ' "$VM_RUN_DIR/g$i/serial.log" 2>/dev/null ||
             letters+=("$(vm_guest_letter "$i")")
     done
