@@ -672,12 +672,16 @@ static size_t device_section(QSimDev *d)
 
 static void test_stream_size(const char *machine)
 {
-    QSimDev *d = qsim_up(machine, PROPS);
+    QSimDev *d = qsim_up(machine, PROPS), *big;
     size_t idle, objects, in_flight;
     Objects o;
     QSimPair p;
 
     idle = device_section(d);
+    /* tables 64 and 32 times larger, empty: not a byte more */
+    big = qsim_up(machine, PROPS ",max-qp=65536,max-mr=262144");
+    g_assert_cmpuint(device_section(big), ==, idle);
+    qsim_stop(big);
     make_objects(d, &o);
     objects = device_section(d);
     qsim_stop(d);
