@@ -25,7 +25,7 @@
 #                             is not loaded: the guest script loads it
 #   vmtest_plain ARGS..       guests as ARGS say, without the driver
 #   vmtest_ramroot_initrd OUT CONF PROG..  a "RAM-root" initramfs in OUT
-#                             for guest A (--qemu-arg-a -initrd OUT): it
+#                             for a guest (--qemu-arg-a or -b -initrd OUT): it
 #                             runs without 9p, so it can be live-migrated
 #                             (tests/vm/guest-ramroot-init; CONF: its
 #                             /ramroot/conf; PROGs: the programs it needs)
@@ -212,8 +212,10 @@ vmtest_ramroot_initrd() {
     cp /etc/libibverbs.d/rxe.driver "$tmp/etc/libibverbs.d/"
     local path
     for f in "$@" "$provider"; do
-        [[ $f == /* ]] && path=$f || path=$(command -v "$f") ||
-            vmtest_fail "vmtest_ramroot_initrd: program $f not found"
+        path=$f
+        if [[ $f != /* ]]; then
+            path=$(command -v "$f") || { rm -rf "$tmp"; vmtest_fail "vmtest_ramroot_initrd: program $f not found"; }
+        fi
         for lib in "$path" $(ldd "$path" | grep -oE '/[^ ]+'); do
             mkdir -p "$tmp$(dirname "$lib")"
             cp -L "$lib" "$tmp$lib"

@@ -12,7 +12,10 @@
  * travel over TCP, as with ibv_rc_pingpong.
  *
  *   atomic-check -d DEV -g GIDX [-p PORT]                    (server)
- *   atomic-check -d DEV -g GIDX [-p PORT] [-n OPS] SERVER    (client)
+ *   atomic-check -d DEV -g GIDX [-p PORT] [-n OPS | -D SECONDS] SERVER
+ *                                                            (client)
+ * -n: that many operations (default 20000); -D: as many as fit in SECONDS,
+ * whatever the host's speed.
  *
  * Prints "atomic-check: N ops" every 1000 operations and "atomic-check:
  * ok, N ops" at the end; exits 0 only if every result was right.
@@ -273,8 +276,19 @@ static void post_op(struct ctx *c, const struct expect *e, uint64_t i)
 		die("ibv_post_send");
 }
 
-static int run_client(struct ctx *c, uint64_t ops)
+/* Seconds since an arbitrary start that does not jump */
+static double now(void)
 {
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static int run_client(struct ctx *c, uint64_t *opsp, double secs)
+{
+	double end = now() + secs;
+	uint64_t ops = *opsp;
 	/* posted: what the posts assumed; checked: what completed */
 	struct expect posted = { 0, 0 }, checked = { 0, 0 };
 	uint64_t next = 0, done = 0;
@@ -282,6 +296,9 @@ static int run_client(struct ctx *c, uint64_t ops)
 	int n;
 
 	while (done < ops) {
+		/* with a duration: post no more once it is over */
+		if (secs && next < ops && now() >= end)
+			ops = next;
 		while (next < ops && next - done < WINDOW) {
 			post_op(c, &posted, next);
 			op_account(&posted, next);
@@ -318,6 +335,7 @@ static int run_client(struct ctx *c, uint64_t ops)
 			fflush(stdout);
 		}
 	}
+	*opsp = ops;
 	c->buf[0] = htobe64(ops);
 	c->buf[1] = htobe64(checked.sum);
 	c->buf[2] = htobe64(chain(checked.k));
@@ -328,11 +346,12 @@ int main(int argc, char **argv)
 {
 	const char *devname = NULL, *port = "18700";
 	uint64_t ops = 20000, want[3];
+	double secs = 0;
 	struct ctx c = { .gidx = -1 };
 	int opt, fd, server, bad;
 	char verdict;
 
-	while ((opt = getopt(argc, argv, "d:g:p:n:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:g:p:n:D:")) != -1) {
 		switch (opt) {
 		case 'd':
 			devname = optarg;
@@ -346,11 +365,15 @@ int main(int argc, char **argv)
 		case 'n':
 			ops = strtoull(optarg, NULL, 0);
 			break;
+		case 'D':
+			secs = atof(optarg);
+			ops = UINT64_MAX;
+			break;
 		default:
 			goto usage;
 		}
 	}
-	if (!devname || c.gidx < 0 || optind + 1 < argc || !ops)
+	if (!devname || c.gidx < 0 || optind + 1 < argc || !ops || secs < 0)
 		goto usage;
 	server = optind == argc;
 	srand48(getpid() ^ time(NULL));
@@ -362,7 +385,7 @@ int main(int argc, char **argv)
 	xfer(fd, "r", &verdict, 1);
 
 	if (!server) {
-		bad = run_client(&c, ops);
+		bad = run_client(&c, &ops, secs);
 		if (bad)
 			return 1;
 		xfer(fd, c.buf, NULL, sizeof(want));
@@ -387,6 +410,6 @@ int main(int argc, char **argv)
 	return bad;
 
 usage:
-	fprintf(stderr, "usage: atomic-check -d DEV -g GID_INDEX [-p PORT] [-n OPS] [SERVER]\n");
+	fprintf(stderr, "usage: atomic-check -d DEV -g GID_INDEX [-p PORT] [-n OPS | -D SECONDS] [SERVER]\n");
 	return 2;
 }
