@@ -84,9 +84,10 @@ start_migration() {
         for ((k = 1; k <= hops; k++)); do
             # The console goes on in the same serial.log (append=on). timeout:
             # a QEMU that nothing ends (a killed test) does not outlive the run.
+            # The pidfile names QEMU itself, not timeout, to the harness.
             timeout -k 5 "$((limit + 30))" "$g/qemu.sh" -chardev "file,id=ser0,path=$g/serial.log,append=on" -serial chardev:ser0 \
                 -qmp "unix:$g/qmp-dest$k.sock,server=on,wait=off" -incoming "unix:$g/migrate$k.sock" \
-                </dev/null >"$g/qemu-dest$k.log" 2>&1 &
+                -pidfile "$g/qemu-dest$k.pid" </dev/null >"$g/qemu-dest$k.log" 2>&1 &
             dest_pids+=($!)
         done
         # B moves 4 s after A; only one client at a time can use a QMP
@@ -104,6 +105,7 @@ cleanup() {
     local p
     for p in "${mig_pids[@]}" "${dest_pids[@]}"; do kill "$p" 2>/dev/null || true; done
     rm -f "${initrds[@]}"
+    mig_pids=() dest_pids=() initrds=()
 }
 trap cleanup EXIT
 

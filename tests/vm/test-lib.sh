@@ -125,14 +125,17 @@ vmtest_run() {
     else
         VM_RUNS_DIR=$runs "${cmd[@]}" &
         VMTEST_PID=$!
-        # A test that fails in its VMTEST_POLL function leaves no QEMU behind.
+        # A test that fails in its VMTEST_POLL function leaves no QEMU
+        # behind; the caller's own EXIT trap is back after the run.
+        local caller_trap
+        caller_trap=$(trap -p EXIT)
         trap 'kill "$VMTEST_PID" 2>/dev/null || true; ${VMTEST_CLEANUP:+"$VMTEST_CLEANUP"}' EXIT
         while kill -0 "$VMTEST_PID" 2>/dev/null; do
             "$VMTEST_POLL"
             sleep 0.2
         done
         wait "$VMTEST_PID" || VMTEST_RC=$?
-        trap - EXIT
+        eval "${caller_trap:-trap - EXIT}"
     fi
     VMTEST_RUN=$(echo "$runs"/"$VMTEST_NAME".*)
     VMTEST_RESULTS=()
