@@ -105,7 +105,7 @@ cleanup() {
     local p
     for p in "${mig_pids[@]}" "${dest_pids[@]}"; do kill "$p" 2>/dev/null || true; done
     rm -f "${initrds[@]}"
-    mig_pids=() dest_pids=() initrds=()
+    mig_pids=() dest_pids=() initrds=() # empty for the next pass
 }
 trap cleanup EXIT
 
@@ -200,7 +200,6 @@ for pass in ${MIG_PASSES:-pingpong write-bw read-bw atomic lossy both snapshot};
     snapshot) hops=0 ;;
     esac
     vmtest_pass "$pass" "$server"
-    mig_pids=() dest_pids=() initrds=()
     mkdir -p "$VMTEST_RUNS"
     # vmtest_run empties VMTEST_RUNS: the initrds wait beside it
     initrds=("$VMTEST_RUNS.a.cpio")
