@@ -106,6 +106,10 @@ fail() {
         # say where a guest was when it failed or timed out.
         grep -E '^\[[A-Z] [0-9]+\.[0-9]+\] ' "$3" | tail -n 4 |
             cut -c1-300 | sed 's/^/    last step: /' >> "$FAILURES" || true
+        # What the rdma-sim devices said of themselves at the failure
+        # (tests/vm/lib.sh, vm_save_devices): their QPs, CQs and counters.
+        grep -E '^vm: device [A-Z]: ' "$3" | head -n 16 |
+            cut -c1-300 | sed 's/^vm: /    /' >> "$FAILURES" || true
     fi
 }
 # A suite that cannot run at all counts as one failure.

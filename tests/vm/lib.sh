@@ -47,7 +47,9 @@
 #   GUEST_ABI_B  guest B's kernel, when it is not GUEST_ABI's (as GUEST_ABI:
 #                an ABI or a series); modules for it: --module-b
 #   VM_QMP       1: every guest's QEMU gets a QMP socket, RUN/gN/qmp.sock
-#                (--qmp)
+#                (--qmp). Without it a guest gets one when the path fits in
+#                a Unix socket address: the harness reads the devices' state
+#                through it when a run fails (vm_save_devices).
 
 VM_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 VM_REPO=$(cd "$VM_LIB_DIR/../.." && pwd)
@@ -614,6 +616,7 @@ vm_write_guest() {
         printf 'RSIM_PEERS=%q\n' "${peers[*]}"
         printf 'RSIM_LINK_MTU=%q\n' "$VM_LINK_MTU"
         printf 'RSIM_SSHD=%q\n' "$VM_SSHD"
+        printf 'RSIM_HOST_SAVES_DEVICE=%q\n' "$([[ -n $(vm_qmp_socket "$i") ]] && echo 1)"
         printf 'RSIM_SSH_KEY=%q\n' "${VM_SSHD:+$VM_RUN_DIR/ssh/id}"
         printf 'RSIM_NETIF_SPEC=%q\n' "$VM_NETIF"
         printf 'RSIM_KOS=(%s)\n' "$(vm_quote "${kos[@]}")"
@@ -762,8 +765,9 @@ vm_run_guests() {
     for ((i = 0; i < n; i++)); do
         g=$VM_RUN_DIR/g$i
         : >"$g/serial.log"
-        local qmp=()
-        [[ $VM_QMP != 1 ]] || qmp=(-qmp "unix:$g/qmp.sock,server=on,wait=off")
+        local qmp=() sock
+        sock=$(vm_qmp_socket "$i")
+        [[ -z $sock ]] || qmp=(-qmp "unix:$sock,server=on,wait=off")
         "$g/qemu.sh" -serial "file:$g/serial.log" "${qmp[@]}" </dev/null >"$g/qemu.log" 2>&1 &
         VM_PIDS[i]=$!
         exited[i]=
@@ -779,10 +783,16 @@ vm_run_guests() {
     trap 'for p in "${VM_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; vm_fabric_down' EXIT
     trap 'exit 130' INT TERM
 
-    local remaining=$n fail_at='' failed_first='' timed_out=0 st
+    local remaining=$n fail_at='' failed_first='' timed_out=0 st saved=''
     while ((remaining > 0)); do
         for ((i = 0; i < n; i++)); do
             [[ -n ${exited[i]} ]] && continue
+            st=$(cat "$VM_RUN_DIR/g$i/results/status" 2>/dev/null || true)
+            if [[ -z $saved && -n $st && $st != 0 ]]; then
+                # The guest failed and waits for this before it powers off.
+                vm_save_devices "guest $(vm_guest_letter "$i") failed"
+                saved=1
+            fi
             if ! kill -0 "${VM_PIDS[i]}" 2>/dev/null; then
                 if [[ -n ${adopted[i]:-} ]]; then
                     exited[i]=0 # not our child: its status is results/status
@@ -814,6 +824,10 @@ vm_run_guests() {
         now=$(date +%s)
         if ((now >= deadline)) || { [[ -n $fail_at ]] && ((now >= fail_at)); }; then
             if ((now >= deadline)); then timed_out=1; else timed_out=2; fi
+            if [[ -z $saved ]]; then
+                vm_save_devices "$(if ((timed_out == 1)); then echo "the run timed out"; else echo "guest $failed_first failed"; fi)"
+                saved=1
+            fi
             for ((i = 0; i < n; i++)); do
                 [[ -n ${exited[i]} ]] && continue
                 killed[i]=1
@@ -885,6 +899,37 @@ vm_run_guests() {
         rm -rf "$VM_RUN_DIR"
     fi
     return "$rc"
+}
+
+# vm_qmp_socket INDEX: prints the path of guest INDEX's QMP socket, or
+# nothing if it has none: with VM_QMP=1 always (QEMU refuses a path that
+# is too long), else only when the path fits in a Unix socket address.
+vm_qmp_socket() {
+    local sock=$VM_RUN_DIR/g$1/qmp.sock
+    if [[ $VM_QMP == 1 ]] || ((${#sock} < 100)); then echo "$sock"; fi
+}
+
+# vm_save_devices WHY: when a run fails, what the rdma-sim device of every
+# guest whose QEMU still runs says of itself (scripts/rdma-sim-top over
+# QMP): a few lines in the log ("vm: device B: ..."), the whole view in
+# gN/device-at-failure.txt. Then it tells each guest that it is done
+# (results/device-saved): a guest whose script failed waits for that
+# before it powers off, so its device is seen as the failure left it.
+vm_save_devices() {
+    local i g sock letter brief line
+    vm_log "the devices' state when $1 (scripts/rdma-sim-top):"
+    for ((i = 0; i < VM_NGUESTS; i++)); do
+        g=$VM_RUN_DIR/g$i
+        sock=$(vm_qmp_socket "$i")
+        letter=$(vm_guest_letter "$i")
+        if [[ -S $sock ]] && kill -0 "${VM_PIDS[i]}" 2>/dev/null &&
+            brief=$(timeout 20 python3 "$VM_REPO/scripts/rdma-sim-top" --brief --rows 6 "$sock" 2>&1); then
+            while IFS= read -r line; do vm_log "device $letter: $line"; done <<<"$brief"
+            timeout 20 python3 "$VM_REPO/scripts/rdma-sim-top" --once --rows 1000 "$sock" \
+                >"$g/device-at-failure.txt" 2>&1 || true
+        fi
+        : >"$g/results/device-saved" 2>/dev/null || true
+    done
 }
 
 # vm_run NAME: prepare everything and run the guests (N = number of scripts,

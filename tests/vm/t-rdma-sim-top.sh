@@ -7,7 +7,8 @@
 # qp`, in RTS and connected to each other, the MRs of `rdma resource show
 # mr` by their keys, and counters that moved; the ring depths and element
 # sizes the driver shows for each QP and CQ (rdma -dd, rsim_restrack.c) and
-# each MR's kind and page-list level are the device's.
+# each MR's kind and page-list level are the device's; --brief (what the
+# harness prints of a failed run) lists the same RC QPs.
 set -euo pipefail
 # shellcheck source=tests/vm/test-lib.sh
 . "$(dirname "$0")/test-lib.sh"
@@ -26,12 +27,15 @@ serve_snapshot() {
         vmtest_fail "rdma-sim-top --once failed: $(cat "$res/rdma-sim-top.txt")"
     "$top" --json "$qmp" >"$res/rdma-sim-top.json" 2>&1 ||
         vmtest_fail "rdma-sim-top --json failed: $(cat "$res/rdma-sim-top.json")"
+    "$top" --brief "$qmp" >"$res/rdma-sim-top-brief.txt" 2>&1 ||
+        vmtest_fail "rdma-sim-top --brief failed: $(cat "$res/rdma-sim-top-brief.txt")"
     touch "$res/ack-snapshot"
 }
 
 VMTEST_POLL=serve_snapshot vmtest_usernet 52:54:00:5e:07:01 \
     -q -qmp -q "unix:$qmp,server=on,wait=off" -s tests/vm/guest/rdma-sim-top.sh
 vmtest_show rdma-sim-top.txt "scripts/rdma-sim-top --once during the ping-pong"
+vmtest_show rdma-sim-top-brief.txt "scripts/rdma-sim-top --brief (a failed run's report)"
 vmtest_show rdma-resource-qp.txt "rdma -dd resource show qp in the guest"
 vmtest_show rdma-resource-cq.txt "rdma -dd resource show cq in the guest"
 vmtest_show rdma-resource-mr.txt "rdma -dd resource show mr in the guest"
@@ -103,6 +107,13 @@ for name in ("loopback_packets", "completions", "tx_roce_packets"):
 text = open(f"{res}/rdma-sim-top.txt").read()
 if "link ACTIVE, driver ready" not in text or not re.search(r"^QPs: [2-9]", text, re.M):
     fail.append("rdma-sim-top's view lacks the active link or the QPs")
+# --brief (the harness's failure report): one line per connected QP, the
+# CQs, the counters.
+brief = open(f"{res}/rdma-sim-top-brief.txt").read()
+brief_qps = {int(a): int(b) for a, b in re.findall(r"^QP (\d+) RC RTS -> (\d+): ", brief, re.M)}
+if brief_qps != rc or not re.search(r"^CQs: \d+ ", brief, re.M) or \
+        not re.search(r"^counters: .*loopback_packets \d+", brief, re.M):
+    fail.append(f"rdma-sim-top --brief does not show the RC QPs {rc}, the CQs and counters")
 for f in fail:
     print("FAIL:", f)
 sys.exit(1 if fail else 0)
