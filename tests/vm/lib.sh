@@ -46,10 +46,10 @@
 #                one QEMU version against another)
 #   GUEST_ABI_B  guest B's kernel, when it is not GUEST_ABI's (as GUEST_ABI:
 #                an ABI or a series); modules for it: --module-b
-#   VM_QMP       1: every guest's QEMU gets a QMP socket, RUN/gN/qmp.sock
-#                (--qmp). Without it a guest gets one when the path fits in
-#                a Unix socket address: the harness reads the devices' state
-#                through it when a run fails (vm_save_devices).
+#   VM_QMP       1: every guest's QEMU gets its QMP socket at RUN/gN/qmp.sock
+#                (--qmp); else in a directory of its own in /tmp, removed
+#                after the run: the harness reads the devices' state through
+#                it when a run fails (vm_save_devices).
 
 VM_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 VM_REPO=$(cd "$VM_LIB_DIR/../.." && pwd)
@@ -71,6 +71,7 @@ VM_VERBOSE=${VM_VERBOSE:-0}
 VM_LINK=${VM_LINK:-auto}
 VM_SSH=${VM_SSH:-0}
 VM_QMP=${VM_QMP:-0}
+VM_QMP_DIR=
 VM_HOSTS=${VM_HOSTS:-1}
 VM_UNDERLAY_MTU=${VM_UNDERLAY_MTU:-1500}
 # What VXLAN over IPv4 adds to a guest frame within the underlay's MTU: the
@@ -516,6 +517,9 @@ vm_setup_run() {
     fi
     mkdir -p "$VM_RUNS_DIR"
     VM_RUN_DIR=$(mktemp -d "$VM_RUNS_DIR/$name.$(date +%Y%m%d-%H%M%S).XXXX")
+    # The guests' QMP sockets, unless --qmp asked for RUN/gN/qmp.sock: a
+    # short path (a run dir's is often past the 107 bytes of a socket's).
+    VM_QMP_DIR=$(mktemp -d /tmp/rsim-qmp.XXXXXX)
     if [[ -n $VM_SSHD ]]; then
         mkdir -p "$VM_RUN_DIR/ssh"
         ssh-keygen -q -t ed25519 -N '' -C "rdma-sim run ${VM_RUN_DIR##*/}" -f "$VM_RUN_DIR/ssh/id" ||
@@ -616,7 +620,7 @@ vm_write_guest() {
         printf 'RSIM_PEERS=%q\n' "${peers[*]}"
         printf 'RSIM_LINK_MTU=%q\n' "$VM_LINK_MTU"
         printf 'RSIM_SSHD=%q\n' "$VM_SSHD"
-        printf 'RSIM_HOST_SAVES_DEVICE=%q\n' "$([[ -n $(vm_qmp_socket "$i") ]] && echo 1)"
+        printf 'RSIM_HOST_SAVES_DEVICE=%q\n' "${VM_SAVES_DEVICES:-1}"
         printf 'RSIM_SSH_KEY=%q\n' "${VM_SSHD:+$VM_RUN_DIR/ssh/id}"
         printf 'RSIM_NETIF_SPEC=%q\n' "$VM_NETIF"
         printf 'RSIM_KOS=(%s)\n' "$(vm_quote "${kos[@]}")"
@@ -780,7 +784,7 @@ vm_run_guests() {
         fi
     done
     # Ends what we started if we are interrupted.
-    trap 'for p in "${VM_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; vm_fabric_down' EXIT
+    trap 'for p in "${VM_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; vm_fabric_down; rm -rf "$VM_QMP_DIR"' EXIT
     trap 'exit 130' INT TERM
 
     local remaining=$n fail_at='' failed_first='' timed_out=0 st saved=''
@@ -844,6 +848,7 @@ vm_run_guests() {
     done
     trap - EXIT INT TERM
     vm_fabric_down
+    rm -rf "$VM_QMP_DIR"
     for p in "${tails[@]}"; do wait "$p" || true; done # they end with their QEMU
     local end
     end=$(date +%s.%N)
@@ -901,12 +906,13 @@ vm_run_guests() {
     return "$rc"
 }
 
-# vm_qmp_socket INDEX: prints the path of guest INDEX's QMP socket, or
-# nothing if it has none: with VM_QMP=1 always (QEMU refuses a path that
-# is too long), else only when the path fits in a Unix socket address.
+# vm_qmp_socket INDEX: prints the path of guest INDEX's QMP socket.
 vm_qmp_socket() {
-    local sock=$VM_RUN_DIR/g$1/qmp.sock
-    if [[ $VM_QMP == 1 ]] || ((${#sock} < 100)); then echo "$sock"; fi
+    if [[ $VM_QMP == 1 ]]; then
+        echo "$VM_RUN_DIR/g$1/qmp.sock"
+    else
+        echo "$VM_QMP_DIR/g$1.sock"
+    fi
 }
 
 # vm_save_devices WHY: when a run fails, what the rdma-sim device of every
