@@ -517,9 +517,6 @@ vm_setup_run() {
     fi
     mkdir -p "$VM_RUNS_DIR"
     VM_RUN_DIR=$(mktemp -d "$VM_RUNS_DIR/$name.$(date +%Y%m%d-%H%M%S).XXXX")
-    # The guests' QMP sockets, unless --qmp asked for RUN/gN/qmp.sock: a
-    # short path (a run dir's is often past the 107 bytes of a socket's).
-    VM_QMP_DIR=$(mktemp -d /tmp/rsim-qmp.XXXXXX)
     if [[ -n $VM_SSHD ]]; then
         mkdir -p "$VM_RUN_DIR/ssh"
         ssh-keygen -q -t ed25519 -N '' -C "rdma-sim run ${VM_RUN_DIR##*/}" -f "$VM_RUN_DIR/ssh/id" ||
@@ -764,6 +761,13 @@ vm_run_guests() {
     local -a exited=() tails=() killed=() adopted=()
     local p succ
     VM_PIDS=()
+    # The guests' QMP sockets, unless --qmp asked for RUN/gN/qmp.sock: a
+    # short path (a run dir's is often past the 107 bytes of a socket's).
+    VM_QMP_DIR=
+    if [[ $VM_QMP != 1 ]]; then VM_QMP_DIR=$(mktemp -d /tmp/rsim-qmp.XXXXXX); fi
+    # Ends what we started if we are interrupted.
+    trap 'for p in "${VM_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; vm_fabric_down; rm -rf "$VM_QMP_DIR"' EXIT
+    trap 'exit 130' INT TERM
     start=$(date +%s.%N)
     deadline=$(($(date +%s) + VM_TIMEOUT))
     for ((i = 0; i < n; i++)); do
@@ -783,9 +787,6 @@ vm_run_guests() {
             tails+=($!)
         fi
     done
-    # Ends what we started if we are interrupted.
-    trap 'for p in "${VM_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; vm_fabric_down; rm -rf "$VM_QMP_DIR"' EXIT
-    trap 'exit 130' INT TERM
 
     local remaining=$n fail_at='' failed_first='' timed_out=0 st saved=''
     while ((remaining > 0)); do
@@ -917,24 +918,38 @@ vm_qmp_socket() {
 
 # vm_save_devices WHY: when a run fails, what the rdma-sim device of every
 # guest whose QEMU still runs says of itself (scripts/rdma-sim-top over
-# QMP): a few lines in the log ("vm: device B: ..."), the whole view in
-# gN/device-at-failure.txt. Then it tells each guest that it is done
-# (results/device-saved): a guest whose script failed waits for that
-# before it powers off, so its device is seen as the failure left it.
+# QMP): first a few lines each in the log ("vm: device B: ..."), then it
+# tells every guest that it is done (results/device-saved: a guest whose
+# script failed waits for that before it powers off, so its device is
+# seen as the failure left it), then the whole views, in
+# gN/device-at-failure.txt. 30 s at most in all: a QEMU that does not
+# answer (stuck, or its QMP socket held by another client such as
+# tests/vm/qmp-migrate: a socket serves one at a time) is not waited for.
 vm_save_devices() {
-    local i g sock letter brief line
-    vm_log "the devices' state when $1 (scripts/rdma-sim-top):"
+    local i g sock letter out line start=$SECONDS top=$VM_REPO/scripts/rdma-sim-top
+    local -a answered=()
+    vm_log "the devices' state when $1 (scripts/rdma-sim-top --brief):"
     for ((i = 0; i < VM_NGUESTS; i++)); do
-        g=$VM_RUN_DIR/g$i
         sock=$(vm_qmp_socket "$i")
         letter=$(vm_guest_letter "$i")
-        if [[ -S $sock ]] && kill -0 "${VM_PIDS[i]}" 2>/dev/null &&
-            brief=$(timeout 20 python3 "$VM_REPO/scripts/rdma-sim-top" --brief --rows 6 "$sock" 2>&1); then
-            while IFS= read -r line; do vm_log "device $letter: $line"; done <<<"$brief"
-            timeout 20 python3 "$VM_REPO/scripts/rdma-sim-top" --once --rows 1000 "$sock" \
-                >"$g/device-at-failure.txt" 2>&1 || true
+        if [[ ! -S $sock ]] || ! kill -0 "${VM_PIDS[i]}" 2>/dev/null; then continue; fi
+        if ((SECONDS - start >= 30)); then
+            vm_log "device $letter: not read: the report's 30 s are spent"
+        elif out=$(timeout 10 python3 "$top" --brief --timeout 3 --rows 6 "$sock" 2>&1); then
+            while IFS= read -r line; do vm_log "device $letter: $line"; done <<<"$out"
+            answered[i]=1
+        elif [[ $out != *"no rdma-sim device"* ]]; then
+            vm_log "device $letter: not read: ${out#rdma-sim-top: }"
         fi
-        : >"$g/results/device-saved" 2>/dev/null || true
+    done
+    for ((i = 0; i < VM_NGUESTS; i++)); do
+        : >"$VM_RUN_DIR/g$i/results/device-saved" 2>/dev/null || true
+    done
+    for i in "${!answered[@]}"; do
+        ((SECONDS - start < 30)) || break
+        g=$VM_RUN_DIR/g$i
+        timeout 10 python3 "$top" --once --timeout 3 --rows 1000 "$(vm_qmp_socket "$i")" \
+            >"$g/device-at-failure.txt" 2>&1 || true
     done
 }
 

@@ -135,7 +135,7 @@ for attempt in 1 2 3; do
     log=$RSIM_RESULTS/iscsiadm-discovery.$attempt.log
     timeout 120 "${disc[@]}" -d 4 --discover >"$log" 2>&1 && break
     why="$(grep -iE 'timed out|fail|error|giving up|exceeded|terminat|hangup' "$log" |
-        tail -n 4 | tr '\n' ';') $(dmesg | grep -iE 'iser|iscsi' | tail -n 4 | tr '\n' ';')"
+        tail -n 4 | tr '\n' ';' || true) $(dmesg | grep -iE 'iser|iscsi' | tail -n 4 | tr '\n' ';' || true)"
     if ! grep -q 'expecting event 19, got 101' "$log" || ((attempt == 3)); then
         gt_fail "iSER discovery failed (attempt $attempt): $why (iscsiadm's log: results/${log##*/})"
     fi
