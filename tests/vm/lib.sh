@@ -773,10 +773,8 @@ vm_run_guests() {
     for ((i = 0; i < n; i++)); do
         g=$VM_RUN_DIR/g$i
         : >"$g/serial.log"
-        local qmp=() sock
-        sock=$(vm_qmp_socket "$i")
-        [[ -z $sock ]] || qmp=(-qmp "unix:$sock,server=on,wait=off")
-        "$g/qemu.sh" -serial "file:$g/serial.log" "${qmp[@]}" </dev/null >"$g/qemu.log" 2>&1 &
+        "$g/qemu.sh" -serial "file:$g/serial.log" -qmp "unix:$(vm_qmp_socket "$i"),server=on,wait=off" \
+            </dev/null >"$g/qemu.log" 2>&1 &
         VM_PIDS[i]=$!
         exited[i]=
         if [[ $VM_VERBOSE == 1 ]]; then
@@ -792,9 +790,11 @@ vm_run_guests() {
     while ((remaining > 0)); do
         for ((i = 0; i < n; i++)); do
             [[ -n ${exited[i]} ]] && continue
-            st=$(cat "$VM_RUN_DIR/g$i/results/status" 2>/dev/null || true)
-            if [[ -z $saved && -n $st && $st != 0 ]]; then
-                # The guest failed and waits for this before it powers off.
+            # A guest that failed waits for this before it powers off. Its
+            # status file is read only once it exists: no subshell per guest
+            # on every round of this loop.
+            if [[ -z $saved && -s $VM_RUN_DIR/g$i/results/status &&
+                $(<"$VM_RUN_DIR/g$i/results/status") != 0 ]]; then
                 vm_save_devices "guest $(vm_guest_letter "$i") failed"
                 saved=1
             fi
