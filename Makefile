@@ -13,10 +13,12 @@
 # nvme-cli, fio: tests/vm/t-nvme-rdma.sh (NVMe over RDMA between two guests:
 # nvme connect on the host, fio with data verification).
 # gnuplot-nox: make bench's plot of bandwidth and latency by message size.
+# patchelf: programs of newer Debian suites (the Linux 7.x kbuild tools and
+# compiler) made to run here with their own loader (scripts/debian-archive.sh).
 DEPS_PACKAGES := \
 	gcc libc6-dev make pkg-config python3 python3-venv ninja-build meson flex bison \
 	zlib1g-dev libglib2.0-dev libpixman-1-dev libfdt-dev libslirp-dev libcap-ng-dev libattr1-dev \
-	dpkg-dev patch \
+	dpkg-dev patch patchelf \
 	seabios ipxe-qemu qemu-system-data qemu-system-x86 \
 	cpio busybox-static kmod zstd xz-utils \
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev \
