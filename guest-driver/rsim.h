@@ -587,9 +587,7 @@ void rsim_destroy_refused(struct rsim_dev *dev, const char *what, u32 num,
 
 /* rsim_mr.c */
 struct ib_mr *rsim_get_dma_mr(struct ib_pd *ibpd, int access);
-struct ib_mr *rsim_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
-			       u64 virt_addr, int access,
-			       struct ib_udata *udata);
+/* rsim_reg_user_mr: rsim_compat.h, with the verbs it adapts per kernel */
 int rsim_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 struct ib_mr *rsim_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			    u32 max_num_sg);

@@ -13,6 +13,7 @@
 #include <rdma/iter.h>
 
 #include "rsim.h"
+#include "rsim_compat.h"
 
 /* What debugfs and rdma resource show call an MR: dma, fast_reg or user */
 const char *rsim_mr_kind(const struct rsim_mr *mr)
@@ -119,7 +120,7 @@ struct ib_mr *rsim_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	INIT_LIST_HEAD(&mr->link);
-	mr->umem = ib_umem_get(ibpd->device, start, length, access);
+	mr->umem = ib_umem_get_va(ibpd->device, start, length, access);
 	if (IS_ERR(mr->umem)) {
 		err = PTR_ERR(mr->umem);
 		mr->umem = NULL;

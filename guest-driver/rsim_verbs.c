@@ -129,8 +129,8 @@ static int rsim_query_device(struct ib_device *ibdev,
 }
 
 /* The CPUs completion vector @comp_vector's interrupt is spread to. */
-static const struct cpumask *
-rsim_get_vector_affinity(struct ib_device *ibdev, int comp_vector)
+const struct cpumask *rsim_get_vector_affinity(struct ib_device *ibdev,
+					       int comp_vector)
 {
 	struct rsim_dev *dev = to_rdev(ibdev);
 
@@ -435,7 +435,7 @@ void rsim_flush_work(struct work_struct *work)
 	}
 }
 
-/* ib_device_ops.create_cq through rsim_create_cq_op (rsim_compat.h) */
+/* ib_device_ops' CQ creation, through rsim_compat.h's adapters */
 int rsim_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		   struct ib_udata *udata)
 {
@@ -512,7 +512,7 @@ static int rsim_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	return 0;
 }
 
-static int rsim_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+int rsim_resize_cq(struct ib_cq *ibcq, u32 cqe, struct ib_udata *udata)
 {
 	struct rsim_dev *dev = to_rdev(ibcq->device);
 	struct rsim_cq *cq = to_rcq(ibcq);
@@ -1766,7 +1766,6 @@ const struct ib_device_ops rsim_dev_ops = {
 	.alloc_pd = rsim_alloc_pd,
 	.alloc_ucontext = rsim_alloc_ucontext,
 	.create_ah = rsim_create_ah,
-	.create_cq = rsim_create_cq_op,
 	.create_qp = rsim_create_qp,
 	.create_srq = rsim_create_srq,
 	.create_user_ah = rsim_create_ah,
@@ -1787,7 +1786,6 @@ const struct ib_device_ops rsim_dev_ops = {
 	.get_hw_stats = rsim_get_hw_stats,
 	.get_link_layer = rsim_get_link_layer,
 	.get_port_immutable = rsim_get_port_immutable,
-	.get_vector_affinity = rsim_get_vector_affinity,
 	.map_mr_sg = rsim_map_mr_sg,
 	.mmap = rsim_mmap,
 	.mmap_free = rsim_mmap_free,
@@ -1803,9 +1801,9 @@ const struct ib_device_ops rsim_dev_ops = {
 	.query_port = rsim_query_port,
 	.query_qp = rsim_query_qp,
 	.query_srq = rsim_query_srq,
-	.reg_user_mr = rsim_reg_user_mr,
 	.req_notify_cq = rsim_req_notify_cq,
-	.resize_cq = rsim_resize_cq,
+	/* create_cq, reg_user_mr, resize: as the kernel takes them */
+	RSIM_VERSION_OPS,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, rsim_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, rsim_cq, ibcq),

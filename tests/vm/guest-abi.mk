@@ -5,7 +5,10 @@
 # GUEST_ABI: the ABI the VM tests boot (tests/vm/vm abi: GUEST_ABI from the
 # environment, or the one linux-image-amd64 depends on in apt's lists); a
 # series given on the command line or in the environment (GUEST_ABI=6.12)
-# becomes the newest ABI of it.  KDIR: that kernel's build tree, unless set.
+# becomes the newest ABI of it.  KDIR: that kernel's build tree, unless set:
+# its installed headers (/lib/modules/ABI/build), else the tree
+# scripts/guest-kernel.sh prepares from Debian's archive in build/kernel/ABI
+# (Linux 7.x: its headers, and the compiler it was built with).
 GUEST_ABI ?= $(shell $(REPO)/tests/vm/vm abi 2>/dev/null || \
 	       apt-cache depends linux-image-amd64 2>/dev/null | \
 	       awk '/Depends: linux-image-[0-9]/ { sub("linux-image-", "", $$2); print $$2; exit }')
@@ -14,4 +17,4 @@ ifneq ($(shell echo '$(GUEST_ABI)' | grep -Ex '[0-9]+\.[0-9]+'),)
 override GUEST_ABI := $(shell GUEST_ABI='$(GUEST_ABI)' $(REPO)/tests/vm/vm abi)
 endif
 endif
-KDIR ?= /lib/modules/$(GUEST_ABI)/build
+KDIR ?= $(if $(wildcard /lib/modules/$(GUEST_ABI)/build/Makefile),/lib/modules/$(GUEST_ABI)/build,$(shell $(REPO)/scripts/guest-kernel.sh kdir '$(GUEST_ABI)'))

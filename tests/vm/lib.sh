@@ -40,7 +40,8 @@
 #                make check sets, else build/vm-runs)
 #   VM_CACHE     guest kernel cache (default build/guest)
 #   GUEST_ABI    guest kernel ABI, e.g. 6.1.0-57-amd64, or a kernel series
-#                (6.12): its newest amd64 ABI in apt's lists (default: what
+#                (6.12, 7.3): its newest amd64 ABI in apt's lists or Debian's
+#                newer suites (scripts/guest-kernel.sh; default: what
 #                linux-image-amd64 depends on in apt's lists)
 #   QEMU_B       guest B's QEMU binary, when it is not QEMU's (mixed pairs:
 #                one QEMU version against another)
@@ -53,6 +54,9 @@
 
 VM_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 VM_REPO=$(cd "$VM_LIB_DIR/../.." && pwd)
+# The guest kernels: which ABI, fetching one, its module build tree
+# shellcheck source=scripts/guest-kernel.sh
+. "$VM_REPO/scripts/guest-kernel.sh"
 VM_CACHE=${VM_CACHE:-$VM_REPO/build/guest}
 # make check (scripts/check.sh) gives each test a log directory and the QEMU binary.
 VM_RUNS_DIR=${VM_RUNS_DIR:-${RDMA_SIM_LOGDIR:-$VM_REPO/build/vm-runs}}
@@ -104,43 +108,20 @@ vm_lock_cache() {
 }
 
 # vm_abi [SPEC [NAME]]: prints the guest kernel ABI (e.g. 6.1.0-57-amd64)
-# that SPEC (default: GUEST_ABI) names: an ABI, a series or nothing (the
-# default). NAME is the variable SPEC came from, for error messages.
+# that SPEC (default: GUEST_ABI) names: an ABI, a series (6.12, 7.3) or
+# nothing (the default); scripts/guest-kernel.sh abi. NAME is the variable
+# SPEC came from, for error messages.
 vm_abi() {
-    local abi spec=${1-${GUEST_ABI:-}} var=${2:-GUEST_ABI}
-    if [[ $spec =~ ^[0-9]+\.[0-9]+$ ]]; then
-        # A series: the newest SERIES.N[-M][+debNN]-amd64 for which apt has
-        # both linux-headers-ABI (make deps installs it, the driver builds
-        # against it) and a kernel image (signed linux-image-ABI, or only
-        # linux-image-ABI-unsigned while a backports upload is unsigned).
-        local pkgs re="${spec//./\\.}(\.[0-9]+)+(-[0-9]+)?(\+[a-z0-9]+)?-amd64"
-        pkgs=$(apt-cache pkgnames "linux-" 2>/dev/null)
-        abi=$(comm -12 \
-            <(grep -E "^linux-headers-$re\$" <<<"$pkgs" | sed 's/^linux-headers-//' | sort) \
-            <(grep -E "^linux-image-$re(-unsigned)?\$" <<<"$pkgs" |
-                sed -E 's/^linux-image-//; s/-unsigned$//' | sort -u) |
-            sort -V | tail -n1)
-        [[ -n $abi ]] ||
-            vm_die "$var=$spec: apt's lists have no linux-headers-$spec.*-amd64 with its linux-image (run 'apt-get update', or give the ABI, e.g. $var=6.1.0-57-amd64)"
-        echo "$abi"
-        return
-    fi
-    if [[ -n $spec ]]; then
-        echo "$spec"
-        return
-    fi
-    abi=$(apt-cache depends linux-image-amd64 2>/dev/null |
-        awk '/Depends: linux-image-[0-9]/ { sub("linux-image-", "", $2); print $2; exit }')
-    if [[ -z $abi ]]; then
+    local spec=${1-${GUEST_ABI:-}} var=${2:-GUEST_ABI}
+    if [[ -z $spec ]] && ! apt-cache depends linux-image-amd64 2>/dev/null | grep -q 'Depends: linux-image-[0-9]'; then
         # No apt lists (offline?): use the kernel already in the cache if there is one.
         local cached=("$VM_CACHE"/*/.fetched)
         if [[ ${#cached[@]} -eq 1 && -e ${cached[0]} ]]; then
-            abi=$(basename "$(dirname "${cached[0]}")")
-        else
-            vm_die "cannot tell the guest kernel ABI: 'apt-cache depends linux-image-amd64' names none. Run 'apt-get update', or set GUEST_ABI (e.g. GUEST_ABI=6.1.0-57-amd64)"
+            basename "$(dirname "${cached[0]}")"
+            return
         fi
     fi
-    echo "$abi"
+    (guest_kernel_abi "$spec" "$var") || exit 1
 }
 
 # Sets VM_ABI, and VM_ABI_B (guest B's: GUEST_ABI_B, else VM_ABI); once:
@@ -173,43 +154,18 @@ vm_qemu_version() {
 
 vm_kernel_dir() { echo "$VM_CACHE/$1"; }          # ABI -> cache dir of that kernel
 
-# fetch-kernel [ABI]: downloads linux-image-ABI (default VM_ABI), unpacks it
-# into build/guest/ABI/root and runs depmod there. Done once per ABI.
+# fetch-kernel [ABI]: the kernel image and modules of ABI (default VM_ABI)
+# in build/guest/ABI/root, depmod run (scripts/guest-kernel.sh image). Done
+# once per ABI.
 vm_fetch_kernel() {
     local abi dir
     vm_resolve_abi
     abi=${1:-$VM_ABI}
     dir=$(vm_kernel_dir "$abi")
     [[ -e $dir/.fetched ]] && return 0
-    vm_need apt-get apt
-    vm_need dpkg-deb dpkg
-    vm_need depmod kmod
     (
         vm_lock_cache
-        [[ -e $dir/.fetched ]] && exit 0
-        vm_log "fetching guest kernel linux-image-$abi into $dir"
-        local tmp
-        tmp=$(mktemp -d "$VM_CACHE/.fetch.XXXXXX")
-        trap 'rm -rf "$tmp"' EXIT
-        # The signed image, else the unsigned one (the same kernel: QEMU
-        # boots it directly, nothing checks the signature).
-        local pkg=linux-image-$abi
-        apt-cache policy "$pkg" 2>/dev/null | grep -q 'Candidate: [0-9]' ||
-            pkg=$pkg-unsigned
-        # Runs as root in a root-owned directory: no "unsandboxed download" warning.
-        (cd "$tmp" && apt-get download -q -o APT::Sandbox::User=root "$pkg" >download.log 2>&1) || {
-            cat "$tmp/download.log" >&2
-            vm_die "apt-get download $pkg failed: run 'apt-get update' (as root), or set GUEST_ABI to an ABI the archive has"
-        }
-        dpkg-deb -x "$tmp"/linux-image-*.deb "$tmp/root" ||
-            vm_die "dpkg-deb -x failed on $(ls "$tmp"/*.deb)"
-        [[ -f $tmp/root/boot/vmlinuz-$abi && -d $tmp/root/lib/modules/$abi ]] ||
-            vm_die "$pkg has no boot/vmlinuz-$abi or lib/modules/$abi"
-        depmod -b "$tmp/root" "$abi" || vm_die "depmod -b $tmp/root $abi failed"
-        rm -rf "$dir"
-        mkdir -p "$dir"
-        mv "$tmp/root" "$dir/root"
-        touch "$dir/.fetched"
+        guest_kernel_image "$abi" "$dir"
     ) || exit 1
 }
 
