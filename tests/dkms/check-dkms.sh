@@ -8,8 +8,11 @@
 #   tests/dkms/check-dkms.sh [--keep DIR] [ABI|SERIES]...
 #
 # Kernels: the arguments (an ABI, e.g. 6.1.0-57-amd64, or a series, 6.12:
-# its newest ABI in apt's lists); default: the default guest kernel
-# (tests/vm/vm abi) and the 6.12 series.  Each needs its linux-headers.
+# its newest ABI in apt's lists or Debian's newer suites); default: the
+# default guest kernel (tests/vm/vm abi) and the 6.12 series.  Each needs
+# its linux-headers installed, or (Linux 7.x) the tree
+# scripts/guest-kernel.sh kdir prepares (given to dkms as its
+# --kernelsourcedir).
 # --keep DIR: the trees go in DIR and stay (DIR/modules/ABI/updates/dkms/
 # then holds the installed modules, e.g. to boot them: VMTEST_KO=...).
 #
@@ -89,16 +92,20 @@ for spec in "${specs[@]}"; do
         fail "$abi" "$setup_error"
         continue
     fi
-    if [[ ! -f /lib/modules/$abi/build/Makefile ]]; then
-        fail "$abi" "no kernel headers at /lib/modules/$abi/build: apt-get install linux-headers-$abi"
+    # Debian 12's kernels have their headers installed; a newer Debian's
+    # (Linux 7.x) a tree of its own in build/kernel (scripts/guest-kernel.sh)
+    if ! kdir=$("$REPO/scripts/guest-kernel.sh" kdir "$abi" 2>"$logdir/$abi.kdir.log"); then
+        fail "$abi" "no kernel build tree for $abi: $(tail -n 1 "$logdir/$abi.kdir.log")"
         continue
     fi
+    ksrc=()
+    [[ $kdir == "/lib/modules/$abi/build" ]] || ksrc=(--kernelsourcedir "$kdir")
     log=$logdir/$abi.log
     stamp=$top/tmp/stamp-$abi
     touch "$stamp"
     sleep 1 # mtimes one second apart: -newer is certain
     mkdir -p "$top/modules/$abi"
-    if ! { dkms build -m "$name" -v "$version" -k "$abi" "${trees[@]}" &&
+    if ! { dkms build -m "$name" -v "$version" -k "$abi" "${ksrc[@]}" "${trees[@]}" &&
         dkms install -m "$name" -v "$version" -k "$abi" --no-depmod "${trees[@]}"; } >"$log" 2>&1; then
         # dkms keeps kbuild's output in its tree: the compiler's words.
         cat "$top/dkms/$name/$version/build/make.log" >>"$log" 2>/dev/null

@@ -15,7 +15,8 @@ vmtest_init t-bringup --no-build
 
 abi=$(tests/vm/vm abi) || vmtest_fail "cannot tell the guest kernel ABI (tests/vm/vm abi)"
 export GUEST_ABI=$abi
-kdir=${KDIR:-/lib/modules/$abi/build}
+kdir=${KDIR:-$(scripts/guest-kernel.sh kdir "$abi")} ||
+    vmtest_fail "no kernel build tree for $abi (scripts/guest-kernel.sh kdir $abi, above)"
 [[ -f $kdir/Makefile ]] || vmtest_fail "no kernel build tree at $kdir (linux-headers-$abi)"
 out=$PWD/build/tutorial/$abi
 exercises=(read write_imm)
