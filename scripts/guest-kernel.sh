@@ -59,7 +59,15 @@ guest_kernel_abi() {
         abi=$(gk_newest_abi apt-cache "$spec")
         if [[ -z $abi ]]; then
             (archive_update) || gk_die "$var=$spec: not in apt's lists, and the newer suites could not be read (above)"
-            abi=$(gk_newest_abi archive_cache "$spec")
+            # Reading the suites' lists takes seconds: the answer is kept
+            # until they are read again.
+            local cached=$ARCHIVE_STATE/series-$spec
+            if [[ -s $cached && $cached -nt $ARCHIVE_STATE/updated ]]; then
+                abi=$(cat "$cached")
+            else
+                abi=$(gk_newest_abi archive_cache "$spec")
+                if [[ -n $abi ]]; then echo "$abi" >"$cached"; fi
+            fi
         fi
         [[ -n $abi ]] ||
             gk_die "$var=$spec: neither apt's lists nor Debian's newer suites (${ARCHIVE_SUITES[*]}) have linux-headers-$spec.*-amd64 with its linux-image; give an ABI (e.g. $var=6.1.0-57-amd64), or run 'apt-get update'"
