@@ -2,7 +2,7 @@
 # Runs in both guests: a list of RDMA client/server programs between them.
 # Run by tests/vm/t-perftest.sh, t-perftest-lossy.sh, t-rc-pingpong.sh,
 # t-verbs-services.sh, t-interop-rxe.sh, t-interop-rxe-ipv6.sh, by
-# tests/vm/guest/rdma-core-56.sh and by scripts/demo.sh and scripts/bench.sh.
+# tests/vm/guest/rdma-core.sh and by scripts/demo.sh and scripts/bench.sh.
 #
 # PAIR_CMDS (environment): one command per line, e.g.
 #   "ib_write_bw -s 65536 -n 2000"    (perftest: -d, -x and -F are added)

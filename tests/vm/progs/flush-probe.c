@@ -1,21 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * flush-probe: what an rdma-core 56 program sees when it asks a device
- * for FLUSH (ibv_wr_flush(), IBV_ACCESS_FLUSH_*), the verb that rxe's
- * provider gained in rdma-core 45.  Built against Debian 13's headers
- * (make -C tests/vm/progs flush-probe RC56_ROOT=...), run with its
- * libraries (build/rdma-core-56/bin/rdma-core-56-run); Debian 12's
- * headers do not have the verb.
+ * flush-probe: what a program of a newer rdma-core than Debian 12's (56 or
+ * 65) sees when it asks a device for FLUSH (ibv_wr_flush(),
+ * IBV_ACCESS_FLUSH_*), the verb that rxe's provider gained in rdma-core 45,
+ * and for the other parts of the extended send API and (65) the verbs that
+ * libibverbs gained since 56.  Built against that rdma-core's headers (make
+ * -C tests/vm/progs flush-probe-65: RC_VERSION is the version), run with its
+ * libraries (build/rdma-core-65/bin/rdma-core-65-run); Debian 12's headers
+ * do not have the verb.
  *
  *   flush-probe -d DEV -g GID_INDEX
  *
  * On one RC QP connected to itself: the device's FLUSH capability bits,
  * whether an MR with IBV_ACCESS_FLUSH_GLOBAL can be registered, whether a
  * QP with IBV_QP_EX_WITH_FLUSH can be created, an RDMA WRITE through the
- * extended API (the QP works), then a FLUSH, its completion and the QP's
- * state after it.  Prints one "name: value" line per result; the caller
- * judges them.  Exit status 0 when every step could be tried, 1 when one
- * that should always work (opening the device, the QP, the WRITE) failed.
+ * extended API (the QP works), SENDs whose data is given as a list
+ * (ibv_wr_set_inline_data_list() with and without IBV_SEND_INLINE,
+ * ibv_wr_set_sge_list(): each buffer of a different length) and what
+ * arrived, then a FLUSH, its completion and the
+ * QP's state after it.  With RC_VERSION 65 or later, also rdma-core 65's new
+ * verbs: ibv_reg_mr_ex(), ibv_alloc_dmah(), ibv_query_port_speed(),
+ * ibv_create_comp_cntr().  Prints one "name: value" line per result; the
+ * caller judges them.  Exit status 0 when every step could be tried, 1 when
+ * one that should always work (opening the device, the QP, the WRITE) failed.
  */
 #define _GNU_SOURCE /* strerrorname_np() */
 #include <errno.h>
@@ -23,7 +30,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <infiniband/verbs.h>     /* rdma-core 56's: 44's has no FLUSH */
+#include <infiniband/verbs.h>     /* rdma-core 56's or 65's: 44's has no FLUSH */
+
+#ifndef RC_VERSION
+#define RC_VERSION 56
+#endif
 
 /* ib_user_verbs.h: IB_UVERBS_DEVICE_FLUSH_GLOBAL and _PERSISTENT */
 #define FP_CAP_FLUSH_GLOBAL (1ULL << 38)
@@ -95,6 +106,116 @@ static int fp_connect(struct ibv_qp *qp, int gidx)
 			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
 }
+
+/*
+ * fp_send_list: a SEND of 8 bytes to the QP itself with FLAGS (and
+ * IBV_SEND_SIGNALED), its data given by set_data (as a list of two buffers
+ * of 5 and 3 bytes), received at rbuf; prints NAME_status, NAME_len (the
+ * receive's byte_len) and NAME_data.
+ */
+static void fp_send_list(struct ibv_qp *qp, struct ibv_cq *cq,
+			 struct ibv_mr *mr, char *rbuf, const char *name,
+			 unsigned int flags,
+			 void (*set_data)(struct ibv_qp_ex *, struct ibv_mr *))
+{
+	struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(qp);
+	struct ibv_sge rsge = {
+		.addr = (uintptr_t)rbuf, .length = 64, .lkey = mr->lkey,
+	};
+	struct ibv_recv_wr rwr = { .wr_id = 10, .sg_list = &rsge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+	struct ibv_wc wc;
+	const char *send_status = "none", *recv_status = "none";
+	unsigned int len = 0;
+	int i, err;
+
+	memset(rbuf, 0, 64);
+	err = ibv_post_recv(qp, &rwr, &bad);
+	if (err)
+		fp_fatal("posting a receive", err);
+	ibv_wr_start(qpx);
+	qpx->wr_id = 11;
+	qpx->wr_flags = IBV_SEND_SIGNALED | flags;
+	ibv_wr_send(qpx);
+	set_data(qpx, mr);
+	err = ibv_wr_complete(qpx);
+	if (err) {
+		printf("%s_status: post %s\n", name, strerrorname_np(err));
+		return;
+	}
+	for (i = 0; i < 2; i++) {
+		if (!fp_complete(cq, &wc))
+			break;
+		if (wc.wr_id == 10) {
+			recv_status = ibv_wc_status_str(wc.status);
+			len = wc.byte_len;
+		} else {
+			send_status = ibv_wc_status_str(wc.status);
+		}
+	}
+	printf("%s_status: send %s, receive %s\n", name, send_status,
+	       recv_status);
+	printf("%s_len: %u\n", name, len);
+	printf("%s_data: %s\n", name,
+	       len == 8 && !memcmp(rbuf, "abcdefgh", 8) ? "ok" : "wrong");
+}
+
+/* The data of fp_send_list: "abcde" and "fgh", inline or from the MR. */
+static void fp_inline_list(struct ibv_qp_ex *qpx, struct ibv_mr *mr)
+{
+	const struct ibv_data_buf bufs[2] = {
+		{ .addr = "abcde", .length = 5 }, { .addr = "fgh", .length = 3 },
+	};
+
+	(void)mr;
+	ibv_wr_set_inline_data_list(qpx, 2, bufs);
+}
+
+static void fp_sge_list(struct ibv_qp_ex *qpx, struct ibv_mr *mr)
+{
+	char *base = mr->addr;
+	const struct ibv_sge sges[2] = {
+		{ .addr = (uintptr_t)base + 100, .length = 5, .lkey = mr->lkey },
+		{ .addr = (uintptr_t)base + 200, .length = 3, .lkey = mr->lkey },
+	};
+
+	memcpy(base + 100, "abcde", 5);
+	memcpy(base + 200, "fgh", 3);
+	ibv_wr_set_sge_list(qpx, 2, sges);
+}
+
+#if RC_VERSION >= 65
+/* rdma-core 65's new verbs, on rxe's provider and this device. */
+static void fp_new_verbs(struct ibv_context *ctx, struct ibv_pd *pd, char *buf)
+{
+	struct ibv_mr_init_attr mattr = {
+		.length = 4096, .access = IBV_ACCESS_LOCAL_WRITE,
+		.comp_mask = IBV_REG_MR_MASK_ADDR, .addr = buf,
+	};
+	struct ibv_dmah_init_attr dattr = {};
+	struct ibv_comp_cntr_init_attr cattr = {};
+	struct ibv_comp_cntr *cc;
+	struct ibv_dmah *dmah;
+	struct ibv_mr *mr;
+	uint64_t speed;
+	int err;
+
+	mr = ibv_reg_mr_ex(pd, &mattr);
+	printf("reg_mr_ex: %s\n", mr ? "ok" : strerrorname_np(errno));
+	if (mr)
+		ibv_dereg_mr(mr);
+	dmah = ibv_alloc_dmah(ctx, &dattr);
+	printf("alloc_dmah: %s\n", dmah ? "ok" : strerrorname_np(errno));
+	if (dmah)
+		ibv_dealloc_dmah(dmah);
+	err = ibv_query_port_speed(ctx, 1, &speed);
+	printf("query_port_speed: %s\n", err ? strerrorname_np(err) : "ok");
+	cc = ibv_create_comp_cntr(ctx, &cattr);
+	printf("create_comp_cntr: %s\n", cc ? "ok" : strerrorname_np(errno));
+	if (cc)
+		ibv_destroy_comp_cntr(cc);
+}
+#endif
 
 int main(int argc, char **argv)
 {
@@ -169,11 +290,13 @@ int main(int argc, char **argv)
 	qp_attr.recv_cq = cq;
 	qp_attr.cap.max_send_wr = 4;
 	qp_attr.cap.max_recv_wr = 4;
-	qp_attr.cap.max_send_sge = 1;
 	qp_attr.cap.max_recv_sge = 1;
+	qp_attr.cap.max_send_sge = 2;
+	qp_attr.cap.max_inline_data = 64;
 	qp_attr.pd = pd;
 	qp_attr.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-	qp_attr.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_FLUSH;
+	qp_attr.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE |
+				  IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_FLUSH;
 	qp = ibv_create_qp_ex(ctx, &qp_attr);
 	printf("create_qp_with_flush: %s\n", qp ? "ok" : strerrorname_np(errno));
 	if (!qp)
@@ -184,7 +307,7 @@ int main(int argc, char **argv)
 	qpx = ibv_qp_to_qp_ex(qp);
 
 	/* First a WRITE of 8 bytes to the second half of the buffer. */
-	memcpy(buf, "rc56-ok", 8);
+	memcpy(buf, "write-ok", 8);
 	ibv_wr_start(qpx);
 	qpx->wr_id = 1;
 	qpx->wr_flags = IBV_SEND_SIGNALED;
@@ -196,10 +319,25 @@ int main(int argc, char **argv)
 	if (!fp_complete(cq, &wc))
 		fp_fatal("the WRITE's completion", ETIMEDOUT);
 	printf("write_status: %s\n", ibv_wc_status_str(wc.status));
-	printf("write_data: %s\n", memcmp(buf + 4096, "rc56-ok", 8) ?
+	printf("write_data: %s\n", memcmp(buf + 4096, "write-ok", 8) ?
 	       "wrong" : "ok");
 	if (wc.status != IBV_WC_SUCCESS)
 		return 1;
+
+	/*
+	 * Inline data: with IBV_SEND_INLINE, as rxe's kernel driver and
+	 * rdma-sim read only the WQE's flag (librxe's inline setters do not
+	 * set it); last also without (what a device does with it may be an
+	 * error that ends the QP).
+	 */
+	fp_send_list(qp, cq, mr, buf + 6144, "inline_list", IBV_SEND_INLINE,
+		     fp_inline_list);
+	fp_send_list(qp, cq, mr, buf + 6144, "sge_list", 0, fp_sge_list);
+	fp_send_list(qp, cq, mr, buf + 6144, "inline_noflag", 0,
+		     fp_inline_list);
+#if RC_VERSION >= 65
+	fp_new_verbs(ctx, pd, buf);
+#endif
 
 	ibv_wr_start(qpx);
 	qpx->wr_id = 2;
