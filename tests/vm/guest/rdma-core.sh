@@ -86,7 +86,10 @@ if [[ $RSIM_NAME == A ]]; then
     f=$RSIM_RESULTS/devices-nopreload.txt
     LD_DEBUG=files LD_DEBUG_OUTPUT=/tmp/ld-nopreload \
         "$rc_dir/root/usr/lib64/ld-linux-x86-64.so.2" --inhibit-cache \
-        --library-path "$libdir" "$rc_dir/root/usr/bin/ibv_devices" >"$f" 2>&1 || true
+        --library-path "$libdir" "$rc_dir/root/usr/bin/ibv_devices" >"$f" 2>&1 ||
+        gt_fail "ibv_devices of rdma-core $major without the preload failed: $(cat "$f")"
+    grep -q 'node GUID' "$f" ||
+        gt_fail "ibv_devices of rdma-core $major without the preload printed no list: $(cat "$f")"
     init=$(cat /tmp/ld-nopreload.* | grep -Eo "calling init: [^ ]*/librxe-rdmav[0-9]+\.so" || true)
     if [[ $rxe == */librxe-rdmav34.so ]]; then
         [[ $init == "calling init: /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so" ]] ||
