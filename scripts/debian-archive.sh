@@ -5,7 +5,7 @@
 #
 # Sourced by the scripts that need a newer generation than Debian 12 has:
 # QEMU's source (scripts/qemu-tree.sh), the guest kernels of Linux 7.x and
-# the compiler they were built with (scripts/linux-next.sh, tests/vm/lib.sh),
+# the compiler they were built with (scripts/guest-kernel.sh),
 # rdma-core of Debian 13 and unstable (scripts/rdma-core.sh).
 #
 # One apt state serves them all: build/apt-archive (ARCHIVE_STATE), with
@@ -112,8 +112,14 @@ archive_download() {
     shift
     archive_update
     mkdir -p "$dir"
-    (cd "$dir" && archive_apt download "$@") >"$dir/download.log" 2>&1 ||
-        archive_die "apt-get download $* failed: $(grep -E '^(E|W):' "$dir/download.log" | head -n 3 | tr '\n' ' ') (all of it: $dir/download.log)"
+    if ! (cd "$dir" && archive_apt download "$@") >"$dir/download.log" 2>&1; then
+        local why
+        why="apt-get download $* failed: $(grep -E '^(E|W):' "$dir/download.log" | head -n 3 | tr '\n' ' ') (all of it: $dir/download.log)"
+        if grep -qE 'Could not (connect|resolve)|Temporary failure resolving|Connection (refused|timed out)|Network is unreachable' "$dir/download.log"; then
+            archive_unreachable "$why"
+        fi
+        archive_die "$why"
+    fi
     for p in "$@"; do
         name=${p%%[/=]*}
         compgen -G "$dir/${name}_*.deb" >/dev/null ||
