@@ -46,6 +46,36 @@ static int rdma_sim_mig_refuse(const char *what, uint32_t index,
     return -EINVAL;
 }
 
+/*
+ * One VMStateDescription's fields, inside the device's own VMStateInfo
+ * callbacks, which have no Error ** to pass on: a failure is reported here.
+ * The entries in a stream are all version 1 (later versions add
+ * subsections).
+ */
+static int rdma_sim_vmsd_save(QEMUFile *f, const VMStateDescription *vmsd,
+                              void *opaque)
+{
+    Error *err = NULL;
+    int ret = vmstate_save_state(f, vmsd, opaque, NULL, &err);
+
+    if (ret) {
+        error_report_err(err);
+    }
+    return ret;
+}
+
+static int rdma_sim_vmsd_load(QEMUFile *f, const VMStateDescription *vmsd,
+                              void *opaque)
+{
+    Error *err = NULL;
+    int ret = vmstate_load_state(f, vmsd, opaque, 1, &err);
+
+    if (ret) {
+        error_report_err(err);
+    }
+    return ret;
+}
+
 static int64_t rdma_sim_mig_now(void)
 {
     return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
@@ -541,7 +571,7 @@ static int rdma_sim_wqes_save(QEMUFile *f, RdmaSimQp *qp)
     for (uint32_t i = 0; i < n; i++) {
         RdmaSimWqe *w = rdma_sim_wqe_slot(x, qp->sq_cons + i);
         const RdmaSimSgl *sgl = rdma_sim_wqe_sgl(w);
-        int ret = vmstate_save_state(f, &vmstate_rdma_sim_wqe, w, NULL);
+        int ret = rdma_sim_vmsd_save(f, &vmstate_rdma_sim_wqe, w);
 
         if (ret) {
             return ret;
@@ -550,8 +580,8 @@ static int rdma_sim_wqes_save(QEMUFile *f, RdmaSimQp *qp)
             qemu_put_buffer(f, w->data, w->length);
         }
         for (uint32_t j = 0; j < rdma_sim_wqe_nsgl(qp, w); j++) {
-            ret = vmstate_save_state(f, &vmstate_rdma_sim_sgl,
-                                     (void *)&sgl[j], NULL);
+            ret = rdma_sim_vmsd_save(f, &vmstate_rdma_sim_sgl,
+                                     (void *)&sgl[j]);
             if (ret) {
                 return ret;
             }
@@ -572,7 +602,7 @@ static int rdma_sim_wqes_load(QEMUFile *f, RdmaSimQp *qp)
     for (uint32_t i = 0; i < n; i++) {
         RdmaSimWqe *w = rdma_sim_wqe_slot(x, qp->sq_cons + i);
         RdmaSimSgl *sgl = (RdmaSimSgl *)w->data;
-        int ret = vmstate_load_state(f, &vmstate_rdma_sim_wqe, w, 1);
+        int ret = rdma_sim_vmsd_load(f, &vmstate_rdma_sim_wqe, w);
 
         if (ret) {
             return ret;
@@ -584,7 +614,7 @@ static int rdma_sim_wqes_load(QEMUFile *f, RdmaSimQp *qp)
             qemu_get_buffer(f, w->data, w->length);
         }
         for (uint32_t j = 0; j < rdma_sim_wqe_nsgl(qp, w); j++) {
-            ret = vmstate_load_state(f, &vmstate_rdma_sim_sgl, &sgl[j], 1);
+            ret = rdma_sim_vmsd_load(f, &vmstate_rdma_sim_sgl, &sgl[j]);
             if (ret) {
                 return ret;
             }
@@ -653,7 +683,7 @@ static int rdma_sim_table_put(QEMUFile *f, void *pv, size_t size,
             continue;
         }
         qemu_put_be32(f, i);
-        ret = vmstate_save_state(f, t->vmsd, e, NULL);
+        ret = rdma_sim_vmsd_save(f, t->vmsd, e);
         if (!ret && t->save_more) {
             ret = t->save_more(f, s, e);
         }
@@ -686,7 +716,7 @@ static int rdma_sim_table_get(QEMUFile *f, void *pv, size_t size,
         if (t->alloc_size) {
             e = g_malloc0(t->alloc_size);
         }
-        ret = vmstate_load_state(f, t->vmsd, e, 1);
+        ret = rdma_sim_vmsd_load(f, t->vmsd, e);
         ret = ret ? ret : t->load_done(f, s, i, e);
         if (ret) {
             return ret;
@@ -917,7 +947,7 @@ static int rdma_sim_qp_save_xport(QEMUFile *f, RdmaSimState *s, void *e)
         return 0;
     }
     qemu_put_be32(f, qp->x->nres);
-    ret = vmstate_save_state(f, &vmstate_rdma_sim_xport, qp->x, NULL);
+    ret = rdma_sim_vmsd_save(f, &vmstate_rdma_sim_xport, qp->x);
     return ret ? ret : rdma_sim_wqes_save(f, qp);
 }
 
@@ -937,7 +967,7 @@ static int rdma_sim_qp_load_xport(QEMUFile *f, RdmaSimState *s,
     }
     qp->x = rdma_sim_xport_new(s, qp);
     rdma_sim_resp_resources(qp->x, nres);
-    ret = vmstate_load_state(f, &vmstate_rdma_sim_xport, qp->x, 1);
+    ret = rdma_sim_vmsd_load(f, &vmstate_rdma_sim_xport, qp->x);
     if (ret) {
         return ret;
     }

@@ -1,11 +1,12 @@
 /*
  * rdma-sim: what differs between the QEMU versions the device builds into
  *
- * One device source builds into Debian 12's QEMU 7.2 and Debian 13's QEMU
- * 10.0.  Every API difference between the two is absorbed here, where
- * possible under the name the newer QEMU uses, so that the device's own
- * files have no version checks.  QEMU_VERSION_MAJOR comes from
- * config-host.h, which qemu/osdep.h includes.
+ * One device source builds into Debian 12's QEMU 7.2, Debian 13's QEMU
+ * 10.0 and QEMU 10.2 (and compiles against 11.x).  Every API difference
+ * between them is absorbed here, where possible under the name the newest
+ * QEMU uses, so that the device's own files have no version checks.
+ * QEMU_VERSION_MAJOR, _MINOR and _MICRO come from config-host.h, which
+ * qemu/osdep.h includes.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -14,7 +15,31 @@
 #define HW_RDMA_SIM_QEMU_COMPAT_H
 
 #include "hw/pci/pci.h"
+#include "migration/vmstate.h"
+#include "qapi/error.h"
+
+/*
+ * QEMU major.minor.micro or later.  A change is dated by the development
+ * tree it went into: x.y.50 is the one after release x.y, which leads to
+ * the next release.
+ */
+#define RSIM_QEMU_AT_LEAST(major, minor, micro) \
+    (QEMU_VERSION_MAJOR * 10000 + QEMU_VERSION_MINOR * 100 + \
+     QEMU_VERSION_MICRO >= (major) * 10000 + (minor) * 100 + (micro))
+
+/*
+ * 11.0 (10.2.50) moved the qdev headers to hw/core/, qdev-core.h as
+ * qdev.h, and registerfields.h (include/rdma-sim/rdma_sim_hw.h needs it)
+ */
+#if RSIM_QEMU_AT_LEAST(10, 2, 50)
+#include "hw/core/qdev.h"
+#include "hw/core/qdev-properties.h"
+#include "hw/core/registerfields.h"
+#else
 #include "hw/qdev-core.h"
+#include "hw/qdev-properties.h"
+#include "hw/registerfields.h"
+#endif
 
 #if QEMU_VERSION_MAJOR >= 8
 /* 8.0 moved PCIDevice and the DMA helpers out of pci.h */
@@ -53,6 +78,52 @@ static inline void device_class_set_legacy_reset(DeviceClass *dc,
 #else
 #define RSIM_PROPS_END
 #define rsim_set_props(dc, props) device_class_set_props(dc, props)
+#endif
+
+/*
+ * 10.1 (10.0.50) made the data argument of TypeInfo.class_init const; a
+ * class_init function takes RsimClassData *data.
+ */
+#if RSIM_QEMU_AT_LEAST(10, 0, 50)
+typedef const void RsimClassData;
+#else
+typedef void RsimClassData;
+#endif
+
+#if !RSIM_QEMU_AT_LEAST(10, 1, 50)
+/*
+ * 10.2 (10.1.50) gave vmstate_load_state() and vmstate_save_state() an
+ * Error **, where they had reported their errors themselves: the error set
+ * here only says which description failed.
+ */
+static inline int rsim_vmstate_load_state(QEMUFile *f,
+                                          const VMStateDescription *vmsd,
+                                          void *opaque, int version_id,
+                                          Error **errp)
+{
+    int ret = vmstate_load_state(f, vmsd, opaque, version_id);
+
+    if (ret) {
+        error_setg_errno(errp, -ret, "loading %s failed", vmsd->name);
+    }
+    return ret;
+}
+
+static inline int rsim_vmstate_save_state(QEMUFile *f,
+                                          const VMStateDescription *vmsd,
+                                          void *opaque, JSONWriter *vmdesc,
+                                          Error **errp)
+{
+    int ret = vmstate_save_state(f, vmsd, opaque, vmdesc);
+
+    if (ret) {
+        error_setg_errno(errp, -ret, "saving %s failed", vmsd->name);
+    }
+    return ret;
+}
+
+#define vmstate_load_state rsim_vmstate_load_state
+#define vmstate_save_state rsim_vmstate_save_state
 #endif
 
 #endif /* HW_RDMA_SIM_QEMU_COMPAT_H */

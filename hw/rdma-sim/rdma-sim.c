@@ -15,7 +15,6 @@
 #include "qapi/error.h"
 #include "qapi/visitor.h"
 #include "hw/pci/msix.h"
-#include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
 #include "rdma-sim.h"
 #include "transport.h"
@@ -896,7 +895,7 @@ static const Property rdma_sim_properties[] = {
     RSIM_PROPS_END
 };
 
-static void rdma_sim_class_init(ObjectClass *klass, void *data)
+static void rdma_sim_class_init(ObjectClass *klass, RsimClassData *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
     PCIDeviceClass *pc = PCI_DEVICE_CLASS(klass);

@@ -5,7 +5,7 @@
  * include/rdma-sim/rdma_sim_hw.h and docs/datasheet.md; this header holds
  * only the emulation's own state and the interfaces between its files:
  *
- *   qemu-compat.h  what differs between QEMU 7.2 and 10.0
+ *   qemu-compat.h  what differs between the QEMU versions (7.2 to 11.x)
  *   rdma-sim.c  PCI function, BAR0 registers, doorbells, reset, properties
  *   admin.c     admin queue and one function per admin command
  *   mr.c        page lists, the MR/stag table and address translation

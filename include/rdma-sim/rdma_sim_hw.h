@@ -22,7 +22,14 @@
 #define RDMA_SIM_HW_H
 
 #ifdef QEMU_OSDEP_H             /* QEMU: the device model and the qtests */
-#include "hw/registerfields.h"
+/*
+ * REG32() and FIELD() are QEMU's registerfields.h, which 11.0 moved to
+ * hw/core/: hw/rdma-sim/qemu-compat.h and tests/qtest/libqos/rdma-sim.h
+ * include it from where their QEMU has it, before this header.
+ */
+#ifndef REG32
+#error "include QEMU's registerfields.h first, as qemu-compat.h does"
+#endif
 typedef uint16_t rsim_le16;
 typedef uint32_t rsim_le32;
 typedef uint64_t rsim_le64;

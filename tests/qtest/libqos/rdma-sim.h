@@ -34,6 +34,13 @@
 #include "libqos/libqos-pc.h"
 #include "libqos/pci.h"
 #include "hw/pci/pci_regs.h"
+/* for hw/rdma-sim/rdma_sim_hw.h: in hw/core/ from 11.0 (10.2.50) on */
+#if QEMU_VERSION_MAJOR * 10000 + QEMU_VERSION_MINOR * 100 + \
+    QEMU_VERSION_MICRO >= 100250
+#include "hw/core/registerfields.h"
+#else
+#include "hw/registerfields.h"
+#endif
 #include "hw/rdma-sim/rdma_sim_hw.h"
 
 /* The device is at 00:04.0 with this MAC, unless a test says otherwise */
