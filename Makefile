@@ -59,8 +59,9 @@ ifeq ($(QEMU_VERSION),7.2)
 # Removed from QEMU in 9.1
 QEMU_CONFIGURE_FLAGS += --disable-rdma --disable-pvrdma
 else ifeq ($(QEMU_VERSION),$(QEMU_NEXT_VERSION))
-# meson >= 1.5, in a Python environment of its own (scripts/qemu-tree.sh)
-QEMU_CONFIGURE_FLAGS += --python=$(BUILD)/qemu-10.0-python/bin/python3
+# meson >= 1.5, in a Python environment of its own that the 10.x use
+# (scripts/qemu-tree.sh fetch)
+QEMU_CONFIGURE_FLAGS += --python=$(BUILD)/qemu-python/bin/python3
 else
 $(error QEMU_VERSION must be 7.2 or $(QEMU_NEXT_VERSION))
 endif

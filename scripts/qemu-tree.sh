@@ -7,11 +7,11 @@
 #       (QEMU_SRC is the directory it is expected to produce, e.g.
 #       BUILD_DIR/qemu-7.2+dfsg).
 #       VERSION 10.0: Debian 13's qemu source into QEMU_SRC, and meson >= 1.5
-#       (10.0 needs it, Debian 12 has 1.0) from bookworm-backports into the
-#       Python environment BUILD_DIR/qemu-10.0-python, once.  Both come from
-#       Debian's archive through an apt state of their own in
-#       BUILD_DIR/apt-next: the host's apt configuration is not changed and
-#       nothing is installed.
+#       (10.x needs it, Debian 12 has 1.0) from bookworm-backports into the
+#       Python environment BUILD_DIR/qemu-python, once.  Both come from
+#       Debian's archive through the apt state of scripts/debian-archive.sh
+#       (build/apt-archive): the host's apt configuration is not changed
+#       and nothing is installed.
 #   scripts/qemu-tree.sh link QEMU_SRC REPO [VERSION]
 #       symlink our sources into the tree, add the hook lines to QEMU's
 #       Kconfig/meson files and apply REPO/patches/qemu/*.patch (changes to
@@ -60,52 +60,48 @@ fetch() {
 }
 
 # ---------------------------------------------------------------------------
-# Debian 13's QEMU 10.0, from the archive the host already uses.  The apt
-# state in BUILD_DIR/apt-next lists trixie's sources and bookworm-backports'
-# packages; apt-get runs with it instead of the host's configuration.
-NEXT_SUITE=trixie
-NEXT_VERSION=10.0
-ARCHIVE=http://deb.debian.org/debian
-KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
+# The newer generations: Debian's QEMU source of a newer suite, and meson
+# from bookworm-backports, through the apt state of scripts/debian-archive.sh
+# (build/apt-archive): the host's apt configuration is not changed and
+# nothing is installed.
+#
+# The source package of each VERSION, as apt-get source takes it: a suite
+# where that suite keeps the version (trixie's point releases stay 10.0), an
+# exact version where the suite moves on (unstable).
+declare -A DEBIAN_SOURCE=(
+    [10.0]=qemu/trixie
+)
+# The meson they need (>= 1.5; Debian 12 has 1.0), in one Python environment
+# BUILD_DIR/qemu-python that sees the host's packages; configure --python=.
+MESON_PACKAGE=meson/bookworm-backports
+MESON_MIN=1.5
 
-apt_next() {
-    local state=$1
-    shift
-    apt-get -q -o Dir::Etc::SourceList="$state/sources.list" \
-        -o Dir::Etc::SourceParts=/nonexistent -o Dir::State::Lists="$state/lists" \
-        -o Dir::Cache="$state/cache" -o APT::Sandbox::User=root "$@"
-}
-
-fetch_next() {
-    local build=$1 src=$2 state=$1/apt-next py=$1/qemu-10.0-python
+# fetch_debian BUILD_DIR QEMU_SRC VERSION
+fetch_debian() {
+    local build=$1 src=$2 version=$3 py=$1/qemu-python
+    local spec=${DEBIAN_SOURCE[$version]}
     if [ -f "$src/configure" ] && [ -f "$src/meson.build" ] && [ -e "$py/.meson" ]; then
         return 0
     fi
-    command -v apt-get >/dev/null || die "apt-get not found (Debian 12 is required), or set QEMU_SRC=/path/to/qemu-10.0"
     command -v dpkg-source >/dev/null || die "dpkg-source not found: run 'make deps' (as root) first"
-    [ -f "$KEYRING" ] || die "$KEYRING not found: install debian-archive-keyring"
-    mkdir -p "$state/lists/partial" "$state/cache/archives/partial"
-    printf '%s\n' "deb-src [signed-by=$KEYRING] $ARCHIVE $NEXT_SUITE main" \
-        "deb [signed-by=$KEYRING] $ARCHIVE bookworm-backports main" > "$state/sources.list"
-    log "reading Debian 13 ($NEXT_SUITE) and bookworm-backports package lists into $state"
-    apt_next "$state" update > "$state/update.log" 2>&1 || {
-        cat "$state/update.log" >&2
-        die "apt-get update of $NEXT_SUITE and bookworm-backports failed (see above): is $ARCHIVE reachable?"
-    }
+    # shellcheck source=scripts/debian-archive.sh
+    . "$(dirname "${BASH_SOURCE[0]}")/debian-archive.sh"
+    archive_update
 
-    local tmp="$build/.qemu-next.tmp" dsc
+    local tmp="$build/.qemu-$version.tmp" dsc
     rm -rf "$tmp"
     mkdir -p "$tmp"
     if [ ! -f "$src/configure" ]; then
         [ ! -e "$src" ] || die "$src exists but is not a complete QEMU tree; remove it and re-run make"
-        log "downloading Debian 13's QEMU source into $build"
-        (cd "$tmp" && apt_next "$state" source --download-only qemu) > "$tmp/source.log" 2>&1 || {
+        log "downloading Debian's QEMU $version source ($spec) into $build"
+        (cd "$tmp" && archive_apt source --download-only "$spec") > "$tmp/source.log" 2>&1 || {
             cat "$tmp/source.log" >&2
-            die "downloading $NEXT_SUITE's qemu source failed (see above)"
+            die "'apt-get source $spec' failed (see above). If the archive no longer has that version, set QEMU_SRC to a QEMU $version tree; ARCHIVE_REFRESH=1 reads the archive's lists again"
         }
         dsc=$(find "$tmp" -maxdepth 1 -name 'qemu_*.dsc' | head -n1)
-        [[ $(basename "$dsc") == qemu_?:"$NEXT_VERSION".* || $(basename "$dsc") == qemu_"$NEXT_VERSION".* ]] ||
-            die "$NEXT_SUITE's qemu source is $(basename "$dsc"), not QEMU $NEXT_VERSION; set QEMU_SRC to a QEMU $NEXT_VERSION tree"
+        [ -n "$dsc" ] || die "'apt-get source $spec' left no qemu_*.dsc in $tmp (see $tmp/source.log)"
+        [[ $(basename "$dsc") == qemu_"$version".* ]] ||
+            die "the archive's $spec is $(basename "$dsc"), not QEMU $version; set QEMU_SRC to a QEMU $version tree"
         # dpkg-source applies Debian's patches, among them the ones that
         # build without the firmware blobs the +ds tarball leaves out
         (cd "$tmp" && dpkg-source -x "$(basename "$dsc")" tree) > "$tmp/extract.log" 2>&1 || {
@@ -117,24 +113,30 @@ fetch_next() {
         log "QEMU source ready in $src ($(basename "$dsc" .dsc))"
     fi
 
-    # QEMU 10.0 needs meson >= 1.5.  A Python environment that sees the
-    # host's packages, with bookworm-backports' meson in front of them.
     if [ ! -e "$py/.meson" ]; then
-        log "setting up $py with meson from bookworm-backports"
-        (cd "$tmp" && apt_next "$state" download meson) > "$tmp/meson.log" 2>&1 || {
-            cat "$tmp/meson.log" >&2
-            die "downloading meson from bookworm-backports failed (see above)"
-        }
+        log "setting up $py with $MESON_PACKAGE"
+        archive_download "$tmp/meson" "$MESON_PACKAGE"
         rm -rf "$py"
         python3 -m venv --without-pip --system-site-packages "$py" ||
             die "python3 -m venv failed: install python3-venv (make deps)"
-        dpkg-deb -x "$tmp"/meson_*.deb "$tmp/meson"
-        local site
+        archive_unpack "$tmp/meson/root" "$tmp"/meson/meson_*.deb
+        local site version_got
         site=$("$py/bin/python3" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-        cp -a "$tmp"/meson/usr/lib/python3/dist-packages/. "$site/"
-        "$py/bin/python3" -c 'import mesonbuild.coredata as c; print(c.version)' > "$py/.meson" ||
-            die "meson from bookworm-backports does not import in $py"
-        log "meson $(cat "$py/.meson") in $py"
+        cp -a "$tmp"/meson/root/usr/lib/python3/dist-packages/. "$site/"
+        version_got=$("$py/bin/python3" -c 'import mesonbuild.coredata as c; print(c.version)') ||
+            die "meson from $MESON_PACKAGE does not import in $py"
+        [ "$(printf '%s\n' "$MESON_MIN" "$version_got" | sort -V | head -n1)" = "$MESON_MIN" ] ||
+            die "$MESON_PACKAGE is meson $version_got, QEMU $version needs >= $MESON_MIN"
+        echo "$version_got" > "$py/.meson"
+        log "meson $version_got in $py"
+        # what this script used before build/apt-archive and qemu-python
+        local old
+        for old in "$build/apt-next" "$build/qemu-10.0-python"; do
+            if [ -d "$old" ]; then
+                rm -rf "$old"
+                log "removed $old (no longer used)"
+            fi
+        done
     fi
     rm -rf "$tmp"
 }
@@ -356,8 +358,9 @@ case "${1:-}" in
         [ $# -eq 3 ] || [ $# -eq 4 ] || die "usage: $0 fetch BUILD_DIR QEMU_SRC [VERSION]"
         case ${4:-7.2} in
             7.2) fetch "$2" "$3" ;;
-            "$NEXT_VERSION") fetch_next "$2" "$3" ;;
-            *) die "QEMU version ${4} is not supported (7.2 or $NEXT_VERSION)" ;;
+            *) [ -n "${DEBIAN_SOURCE[$4]:-}" ] ||
+                   die "QEMU version $4 is not supported (7.2 or ${!DEBIAN_SOURCE[*]})"
+               fetch_debian "$2" "$3" "$4" ;;
         esac ;;
     link)
         [ $# -eq 3 ] || [ $# -eq 4 ] || die "usage: $0 link QEMU_SRC REPO [VERSION]"
