@@ -14,7 +14,8 @@
 #
 # Suites:
 #  smoke   the QEMU binary starts -M pc / -M q35 and knows the devices we need;
-#          the datasheet's property table matches the device (tests/docs)
+#          the datasheet's property table matches the device (tests/docs);
+#          patches/qemu is consistent and applies to each QEMU tree in build/
 #  qtest   every tests/qtest/*-test.c is a qtest program (linked with the
 #          helper library tests/qtest/libqos/rdma-sim*, which is not run); it
 #          is built with ninja in build/qemu-build and run with --tap; each
@@ -138,6 +139,7 @@ qmp_smoke() {
 }
 
 suite_smoke() {
+    [ -n "$PFX" ] || smoke_qemu_patches
     have_qemu "${PFX}smoke" || return 0
     mkdir -p "$LOGS/${PFX}smoke"
     local log=$LOGS/${PFX}smoke/device-help.log rc=0
@@ -171,6 +173,28 @@ suite_smoke() {
         # QEMU's default devices (VGA, default NIC, ...); let the BIOS run
         qmp_smoke "$m-defaults" -M "$m" -accel tcg -display none
     done
+}
+
+# --- the QEMU patch series ------------------------------------------------------
+# smoke_qemu_patches: patches/qemu's hunks kept per version agree with the
+# common series, and the series of each version applies to the QEMU tree of
+# that version in build/ (scripts/qemu-patches.py check; a second).  Run
+# once, by the default generation's smoke suite.
+smoke_qemu_patches() {
+    local log=$LOGS/smoke/qemu-patches.log line name why
+    mkdir -p "$LOGS/smoke"
+    python3 "$REPO/scripts/qemu-patches.py" check "$REPO/patches/qemu" --trees-in "$BUILD" \
+        > "$log" 2>&1 || true
+    while IFS= read -r line; do
+        name=${line#* } name=${name%% *} why=${line#* } why=${why#"$name"} why=${why# (}
+        case $line in
+            "PASS "*) pass "smoke/$name" ;;
+            "FAIL "*) fail "smoke/$name" "${why%)}" ;;
+            "SKIP "*) skip "smoke/$name" "${why%)}" ;;
+        esac
+    done < "$log"
+    grep -qE '^(PASS|FAIL) ' "$log" ||
+        cannot_run smoke/qemu-patches "scripts/qemu-patches.py check printed no result" "$log"
 }
 
 # --- qtest ---------------------------------------------------------------------

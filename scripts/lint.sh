@@ -7,7 +7,10 @@
 #   QEMU's checkpatch --strict, from QEMU_SRC, on the C of the device, the
 #     shared header and the qtests;
 #   `shellcheck -x` on the shell scripts: *.sh, and the files whose first
-#     line is a sh/bash #! or a shellcheck directive.
+#     line is a sh/bash #! or a shellcheck directive;
+#   patches/qemu: the hunks kept per QEMU version agree with the common
+#     series, and each version's series applies to its tree (QEMU_SRC and
+#     those in build/), through scripts/qemu-patches.py check.
 # Prints each finding, then every file with findings and the tool that
 # found them; exits 1 if there is any.
 #
@@ -103,6 +106,13 @@ done
 for f in "${shell_files[@]}"; do
     check shellcheck "$f" shellcheck -x --source-path=SCRIPTDIR -f gcc
 done
+
+# patches/qemu: its findings are its FAIL lines
+checked=$((checked + 1))
+if ! out=$(python3 scripts/qemu-patches.py check patches/qemu --trees-in build "$qemu_src" 2>&1); then
+    grep -v '^PASS ' <<< "$out" || true
+    findings+=("qemu-patches: patches/qemu")
+fi
 
 # One name, one place: no function is defined in two of the parts (device,
 # driver, qtests, guest test programs), so grepping a name finds one thing.

@@ -14,12 +14,12 @@
 #       and nothing is installed.
 #   scripts/qemu-tree.sh link QEMU_SRC REPO [VERSION]
 #       symlink our sources into the tree, add the hook lines to QEMU's
-#       Kconfig/meson files and apply REPO/patches/qemu/*.patch (changes to
-#       QEMU outside the device; see patches/qemu/README.md), where a patch
-#       of the same name in REPO/patches/qemu/VERSION/ replaces the common
-#       one. Idempotent: files are only written when their content has to
-#       change, so a no-op run does not make meson reconfigure or ninja
-#       rebuild.
+#       Kconfig/meson files and apply the series of REPO/patches/qemu for
+#       VERSION (changes to QEMU outside the device: the common patches
+#       with the hunks kept for that version in place of theirs; see
+#       patches/qemu/README.md). Idempotent: files are only written when
+#       their content has to change, so a no-op run does not make meson
+#       reconfigure or ninja rebuild.
 #   scripts/qemu-tree.sh link-plain QEMU_SRC REPO [VERSION]
 #       the same without REPO/patches/qemu (make qemu-plain: what rdma-sim
 #       does on an unmodified QEMU); refuses a tree that has one applied.
@@ -297,27 +297,31 @@ link() {
     fi
 }
 
-# patches_of DIR VERSION: the patches for VERSION, in name order:
-# DIR/VERSION/NAME replaces DIR/NAME (a patch whose context differs in that
-# version) and a patch only in DIR/VERSION/ is for that version alone.
-patches_of() {
-    local dir=$1 version=$2 p name
-    local -A pick=()
-    shopt -s nullglob
-    for p in "$dir"/*.patch "$dir/$version"/*.patch; do
-        pick[$(basename "$p")]=$p
-    done
-    shopt -u nullglob
-    for name in $(printf '%s\n' "${!pick[@]}" | sort); do
-        echo "${pick[$name]}"
-    done
+# series_of DIR VERSION: SERIES, the patches for VERSION in name order: the
+# common patches of DIR with the hunks kept for that version in DIR/VERSION/
+# (or an earlier version's directory) in place of the ones they replace
+# (scripts/qemu-patches.py; patches/qemu/README.md), each written to a
+# directory that goes away when the script exits.
+SERIES=()
+SERIES_TMP=()
+trap 'rm -rf "${SERIES_TMP[@]}"' EXIT
+series_of() {
+    local dir=$1 version=$2 tmp
+    command -v python3 > /dev/null || die "python3 not found: run 'make deps' (as root) first"
+    tmp=$(mktemp -d "${TMPDIR:-/tmp}/rdma-sim-patches.XXXXXX")
+    SERIES_TMP+=("$tmp")
+    python3 "$(dirname "${BASH_SOURCE[0]}")/qemu-patches.py" series "$dir" "$version" "$tmp/series" \
+        > "$tmp/list" ||
+        die "the patches in $dir make no series for QEMU $version (see above); 'scripts/qemu-patches.py check $dir QEMU_TREE...' says more"
+    mapfile -t SERIES < "$tmp/list"
 }
 
 # refuse_patches QEMU_SRC DIR VERSION: a tree meant to stay without our
 # patches (make qemu-plain) must not have one applied
 refuse_patches() {
     local src=$1 p
-    for p in $(patches_of "$2" "$3"); do
+    series_of "$2" "$3"
+    for p in "${SERIES[@]}"; do
         if patch -d "$src" -p1 -R -s -f --dry-run < "$p" > /dev/null 2>&1; then
             die "$src has $(basename "$p") applied, but this tree is for QEMU without patches/qemu; remove $src and re-run make"
         fi
@@ -325,7 +329,7 @@ refuse_patches() {
 }
 
 # apply_patches QEMU_SRC DIR VERSION: apply DIR's patches for VERSION
-# (patches_of, -p1) to the QEMU tree, skipping those already applied.
+# (series_of, -p1) to the QEMU tree, skipping those already applied.
 # They are a series: a later patch may change the lines of an earlier one,
 # which then no longer reverts on its own.  So the last patch that reverts
 # marks how far the series went in, and only the ones after it are applied
@@ -334,21 +338,20 @@ refuse_patches() {
 # nothing.
 apply_patches() {
     local src=$1 dir=$2 version=$3 p name i applied=0
-    local -a series
-    mapfile -t series < <(patches_of "$dir" "$version")
-    for ((i = ${#series[@]}; i > 0; i--)); do
-        if patch -d "$src" -p1 -R -s -f --dry-run < "${series[i - 1]}" > /dev/null 2>&1; then
+    series_of "$dir" "$version"
+    for ((i = ${#SERIES[@]}; i > 0; i--)); do
+        if patch -d "$src" -p1 -R -s -f --dry-run < "${SERIES[i - 1]}" > /dev/null 2>&1; then
             applied=$i
             break
         fi
     done
-    for p in "${series[@]:applied}"; do
+    for p in "${SERIES[@]:applied}"; do
         name=$(basename "$p")
         patch -d "$src" -p1 -N -s -f --dry-run < "$p" > /dev/null 2>&1 ||
             die "$name does not apply to $src (not QEMU $version, or the files it changes were edited); start from a clean tree: remove $src and re-run make"
         patch -d "$src" -p1 -N -s -f --no-backup-if-mismatch < "$p" > /dev/null ||
             die "applying $name to $src failed"
-        log "applied ${p#"$dir"/}"
+        log "applied $name (the series for QEMU $version)"
     done
 }
 
