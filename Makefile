@@ -50,20 +50,26 @@ QEMU_CONFIGURE_FLAGS := \
 	--disable-install-blobs \
 	--firmwarepath=/usr/share/qemu:/usr/share/seabios:/usr/lib/ipxe/qemu
 # QEMU_VERSION: the QEMU rdma-sim is built into, from Debian's sources:
-# 7.2 (Debian 12, the default) or 10.0 (Debian 13).  Each has its own source
-# tree and build directory; every target that runs QEMU uses the one chosen.
-QEMU_VERSION ?= 7.2
+# 7.2 (Debian 12), 10.0 (Debian 13) or 10.2 (unstable's 10.2.2).  Each has
+# its own source tree and build directory; every target that runs QEMU uses
+# the one chosen.  QEMU_DEFAULT_VERSION is the one make builds and tests
+# when not told.
+QEMU_VERSIONS := 7.2 10.0 10.2
+QEMU_DEFAULT_VERSION := 7.2
+QEMU_VERSION ?= $(QEMU_DEFAULT_VERSION)
+# The Debian 13 generation, which make check tests besides the default
 QEMU_NEXT_VERSION := 10.0
 QEMU_NEXT_BUILD := $(BUILD)/qemu-$(QEMU_NEXT_VERSION)-build
+ifeq ($(filter $(QEMU_VERSION),$(QEMU_VERSIONS)),)
+$(error QEMU_VERSION must be one of $(QEMU_VERSIONS), not "$(QEMU_VERSION)")
+endif
 ifeq ($(QEMU_VERSION),7.2)
 # Removed from QEMU in 9.1
 QEMU_CONFIGURE_FLAGS += --disable-rdma --disable-pvrdma
-else ifeq ($(QEMU_VERSION),$(QEMU_NEXT_VERSION))
-# meson >= 1.5, in a Python environment of its own that the 10.x use
+else
+# meson >= 1.5, in a Python environment of its own that both 10.x use
 # (scripts/qemu-tree.sh fetch)
 QEMU_CONFIGURE_FLAGS += --python=$(BUILD)/qemu-python/bin/python3
-else
-$(error QEMU_VERSION must be 7.2 or $(QEMU_NEXT_VERSION))
 endif
 # WERROR=1: build QEMU (all of it, incl. our device and qtests) with -Werror.
 # Off by default: QEMU's warnings are on either way, and a Debian update of the
@@ -102,7 +108,8 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := all
 
 LOGS       := $(BUILD)/logs
-# QEMU 7.2 keeps the directory names it had before there were two versions
+# QEMU 7.2 keeps the directory names it had before there were two versions;
+# the others are named by their version, whichever is the default
 ifeq ($(QEMU_VERSION),7.2)
 QEMU_BUILD := $(BUILD)/qemu-build
 QEMU_LOGS  := $(LOGS)
@@ -138,7 +145,7 @@ export QEMU_BINARY    := $(QEMU_BIN)
 export QEMU_BUILD
 export QEMU_VERSION
 
-.PHONY: all demo bench deps driver lint qemu qemu-next qemu-locked qemu-source qemu-tree qemu-configure qtest vmtest smoke check clean distclean help \
+.PHONY: all demo bench deps driver lint qemu qemu-next qemu-all qemu-locked qemu-source qemu-tree qemu-configure qtest vmtest smoke check clean distclean help \
 	qemu-fuzz qemu-fuzz-locked qemu-cov qemu-cov-locked qemu-plain qemu-plain-locked fuzz fuzz-coverage
 
 all: qemu
@@ -212,11 +219,12 @@ qemu-plain-locked:
 
 # The sanitizer and fuzzing build, and the coverage build; flock as above.
 # QEMU 7.2 only for now: the fuzz targets step the clock to the next timer,
-# which QEMU 10.0's qtest refuses when no timer is pending.
+# which QEMU 10.0's qtest refuses when no timer is pending.  They use 7.2
+# whatever the default is, and refuse another version asked for by name.
 qemu-fuzz qemu-cov:
-	@test "$(QEMU_VERSION)" = 7.2 || { echo "error: the fuzzing and sanitizer builds (make fuzz, fuzz-coverage, SANITIZE=1) use QEMU 7.2; run them without QEMU_VERSION=$(QEMU_VERSION)" >&2; exit 1; }
+	@test "$(QEMU_VERSION)" = 7.2 || test "$(origin QEMU_VERSION)" = file || { echo "error: the fuzzing and sanitizer builds (make fuzz, fuzz-coverage, SANITIZE=1) use QEMU 7.2; run them without QEMU_VERSION=$(QEMU_VERSION)" >&2; exit 1; }
 	@mkdir -p $(BUILD)
-	@flock $(BUILD)/.lock $(MAKE) --no-print-directory $@-locked
+	@flock $(BUILD)/.lock $(MAKE) --no-print-directory QEMU_VERSION=7.2 $@-locked
 
 qemu-fuzz-locked: qemu-tree
 	$(REPO)/scripts/qemu-configure.sh $(QSRC) $(FUZZ_BUILD) $(QEMU_LOGS)/qemu-fuzz $(FUZZ_CONFIGURE_FLAGS)
@@ -252,8 +260,13 @@ check: qemu qemu-next $(VMTEST_PREREQS)
 qemu-next:
 	@$(MAKE) --no-print-directory QEMU_VERSION=$(QEMU_NEXT_VERSION) qemu
 
+# Every version of QEMU_VERSIONS, one after the other
+qemu-all:
+	@for v in $(QEMU_VERSIONS); do $(MAKE) --no-print-directory QEMU_VERSION=$$v qemu; done
+
 clean:
-	rm -rf $(BUILD)/qemu-build $(BUILD)/qemu-fuzz $(BUILD)/qemu-cov $(PLAIN_BUILD) $(QEMU_NEXT_BUILD) $(LOGS)
+	rm -rf $(BUILD)/qemu-build $(BUILD)/qemu-fuzz $(BUILD)/qemu-cov $(PLAIN_BUILD) $(LOGS) \
+		$(foreach v,$(filter-out 7.2,$(QEMU_VERSIONS)),$(BUILD)/qemu-$(v)-build)
 	$(MAKE) -C $(REPO)/guest-driver clean
 	$(MAKE) -C $(GUEST_TESTS) clean
 	$(MAKE) -C $(REPO)/tutorial clean
@@ -270,6 +283,7 @@ help:
 	@echo "make demo       two VMs with rdma-sim: ibv_rc_pingpong and ib_write_bw"
 	@echo "make bench      rdma-sim vs Soft-RoCE in TCG guest pairs (table, JSON, plot in build/bench/)"
 	@echo "make qemu-plain build/qemu-plain-build: rdma-sim in QEMU without patches/qemu (for make bench)"
+	@echo "make qemu-all   build QEMU $(QEMU_VERSIONS) with rdma-sim, each in build/qemu-VERSION-build (7.2: build/qemu-build)"
 	@echo "make check      all test suites (smoke, qtest, vmtest, fuzz, sanitize; deb13: QEMU 10.0 + Linux 6.12)"
 	@echo "make smoke|qtest|vmtest   run one suite"
 	@echo "make fuzz       the fuzz targets, FUZZ_TIME s each (FUZZ_TARGET=one of them)"
@@ -277,4 +291,4 @@ help:
 	@echo "make lint       kernel checkpatch (driver), QEMU checkpatch (device, qtests), shellcheck"
 	@echo "make clean      remove the QEMU builds, build/logs and what driver and tests built"
 	@echo "make distclean  remove build/ (incl. the downloaded QEMU source)"
-	@echo "variables: QEMU_VERSION=7.2|10.0  GUEST_ABI=6.1|6.12|ABI  QEMU_SRC=/path/to/qemu  QEMU_DEVICES=rdma-sim|default  WERROR=1  JOBS=N  SANITIZE=1"
+	@echo "variables: QEMU_VERSION=$(subst $() ,|,$(QEMU_VERSIONS)) (default $(QEMU_DEFAULT_VERSION))  GUEST_ABI=6.1|6.12|ABI  QEMU_SRC=/path/to/qemu  QEMU_DEVICES=rdma-sim|default  WERROR=1  JOBS=N  SANITIZE=1"

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Prepare a QEMU source tree for building rdma-sim: Debian 12's QEMU 7.2 or
-# Debian 13's QEMU 10.0.
+# Prepare a QEMU source tree for building rdma-sim: Debian 12's QEMU 7.2,
+# Debian 13's QEMU 10.0 or unstable's QEMU 10.2.
 #
 #   scripts/qemu-tree.sh fetch BUILD_DIR QEMU_SRC [VERSION]
 #       VERSION 7.2 (default): `apt-get source qemu` into BUILD_DIR, once
 #       (QEMU_SRC is the directory it is expected to produce, e.g.
 #       BUILD_DIR/qemu-7.2+dfsg).
-#       VERSION 10.0: Debian 13's qemu source into QEMU_SRC, and meson >= 1.5
-#       (10.x needs it, Debian 12 has 1.0) from bookworm-backports into the
-#       Python environment BUILD_DIR/qemu-python, once.  Both come from
-#       Debian's archive through the apt state of scripts/debian-archive.sh
+#       VERSION 10.0 or 10.2: Debian's qemu source of that version into
+#       QEMU_SRC, and meson >= 1.5 (10.x needs it, Debian 12 has 1.0) from
+#       bookworm-backports into the Python environment
+#       BUILD_DIR/qemu-python that both use, once.  Both come from Debian's
+#       archive through the apt state of scripts/debian-archive.sh
 #       (build/apt-archive): the host's apt configuration is not changed
 #       and nothing is installed.
 #   scripts/qemu-tree.sh link QEMU_SRC REPO [VERSION]
@@ -70,6 +71,7 @@ fetch() {
 # exact version where the suite moves on (unstable).
 declare -A DEBIAN_SOURCE=(
     [10.0]=qemu/trixie
+    [10.2]=qemu=1:10.2.2+ds-1
 )
 # The meson they need (>= 1.5; Debian 12 has 1.0), in one Python environment
 # BUILD_DIR/qemu-python that sees the host's packages; configure --python=.
