@@ -9,12 +9,18 @@
 # its installed headers (/lib/modules/ABI/build), else the tree
 # scripts/guest-kernel.sh prepares from Debian's archive in build/kernel/ABI
 # (Linux 7.x: its headers, and the compiler it was built with).
-GUEST_ABI ?= $(shell $(REPO)/tests/vm/vm abi 2>/dev/null || \
+# Both are looked up once (":="): each lookup runs apt-cache, and they are
+# used many times.
+ifeq ($(origin GUEST_ABI),undefined)
+GUEST_ABI := $(shell $(REPO)/tests/vm/vm abi 2>/dev/null || \
 	       apt-cache depends linux-image-amd64 2>/dev/null | \
 	       awk '/Depends: linux-image-[0-9]/ { sub("linux-image-", "", $$2); print $$2; exit }')
+endif
 ifneq ($(filter command line environment,$(origin GUEST_ABI)),)
 ifneq ($(shell echo '$(GUEST_ABI)' | grep -Ex '[0-9]+\.[0-9]+'),)
 override GUEST_ABI := $(shell GUEST_ABI='$(GUEST_ABI)' $(REPO)/tests/vm/vm abi)
 endif
 endif
-KDIR ?= $(if $(wildcard /lib/modules/$(GUEST_ABI)/build/Makefile),/lib/modules/$(GUEST_ABI)/build,$(shell $(REPO)/scripts/guest-kernel.sh kdir '$(GUEST_ABI)'))
+ifeq ($(origin KDIR),undefined)
+KDIR := $(if $(wildcard /lib/modules/$(GUEST_ABI)/build/Makefile),/lib/modules/$(GUEST_ABI)/build,$(shell $(REPO)/scripts/guest-kernel.sh kdir '$(GUEST_ABI)'))
+endif

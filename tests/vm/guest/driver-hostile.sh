@@ -17,7 +17,7 @@ set -euo pipefail
 . "$RSIM_LIB"
 
 read -r -a FUNCS <<<"$HOSTILE_DEVICES"
-KVERBS=$RSIM_REPO/tests/vm/progs/kverbs_test.ko
+KVERBS=$RSIM_REPO/build/progs/$(uname -r)/kverbs_test.ko
 # More lines than this from the driver: its reports are not rate-limited.
 MAX_DRIVER_LINES=2000
 

@@ -28,7 +28,7 @@ done
 gt_log "ok: PBL levels 0, 1, 2 verified with MR_TRANSLATE"
 
 # Kernel verbs, as kernel ULPs use them (tests/vm/progs/kverbs_test.c).
-kmod=$RSIM_REPO/tests/vm/progs/kverbs_test.ko
+kmod=$RSIM_REPO/build/progs/$(uname -r)/kverbs_test.ko
 [[ -f $kmod ]] || gt_fail "$kmod not built (make -C tests/vm/progs)"
 rc=0
 timeout 120 insmod "$kmod" || rc=$?
