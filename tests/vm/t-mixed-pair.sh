@@ -1,7 +1,8 @@
 #!/bin/bash
-# VM test: a mixed pair, the two generations the project supports against
-# each other over a host UDP link: guest A on QEMU 10.0 with Linux 6.12
-# (Debian 13's), guest B on QEMU 7.2 with Linux 6.1 (Debian 12's), each with
+# VM test: a mixed pair, the newest and the oldest generation the project
+# supports against each other over a host UDP link: guest A on QEMU 10.2
+# with Linux 7.3 (Debian unstable's QEMU source, trixie-backports' kernel),
+# guest B on QEMU 7.2 with Linux 6.1 (Debian 12's), each with
 # -device rdma-sim and the driver built for its kernel.  ibv_rc_pingpong
 # with the received data checked (-c) in both directions at sizes from
 # 1 byte to 1 MiB, then short ib_write_bw and ib_read_bw runs in both
@@ -9,36 +10,36 @@
 # meant to: its uname -r, the machine type its firmware reports
 # (pc-q35-X.Y) and the version of the binary that booted it are checked.
 #
-# The binaries: QEMU (7.2; default build/qemu-build/qemu-system-x86_64,
-# which `make` builds) and QEMU_NEXT (10.0; default
-# build/qemu-10.0-build/qemu-system-x86_64, which `make QEMU_VERSION=10.0`
+# The binaries: QEMU_OLD (7.2; default build/qemu-build/qemu-system-x86_64,
+# which `make QEMU_VERSION=7.2` builds) and QEMU_NEW (10.2; default
+# build/qemu-10.2-build/qemu-system-x86_64, which `make QEMU_VERSION=10.2`
 # builds).  Not QEMU_BINARY, the one QEMU a suite runs its tests on: this
-# test needs both, whichever generation the suite is checking.  The kernels: the newest ABIs of the
-# 6.12 and 6.1 series in apt's lists, with their linux-headers installed.
+# test needs both, whichever generation the suite is checking.  The
+# kernels: the newest ABIs of the 7.3 and 6.1 series (scripts/guest-kernel.sh).
 set -euo pipefail
 # shellcheck source=tests/vm/test-lib.sh
 . "$(dirname "$0")/test-lib.sh"
 
 # The pair is this test's subject, whatever GUEST_ABI the suite runs with.
-export GUEST_ABI=6.12 GUEST_ABI_B=6.1
+export GUEST_ABI=7.3 GUEST_ABI_B=6.1
 vmtest_init t-mixed-pair
 
-old=${QEMU:-build/qemu-build/qemu-system-x86_64}
-next=${QEMU_NEXT:-build/qemu-10.0-build/qemu-system-x86_64}
+old=${QEMU_OLD:-build/qemu-build/qemu-system-x86_64}
+next=${QEMU_NEW:-build/qemu-10.2-build/qemu-system-x86_64}
 [[ -x $old ]] ||
-    vmtest_fail "no QEMU 7.2 binary at $old: 'make' builds it (or set QEMU=/path/to/qemu-system-x86_64)"
+    vmtest_fail "no QEMU 7.2 binary at $old: 'make QEMU_VERSION=7.2' builds it (make check builds every generation), or set QEMU_OLD=/path/to/qemu-system-x86_64"
 [[ -x $next ]] ||
-    vmtest_fail "no QEMU 10.0 binary at $next: 'make QEMU_VERSION=10.0' builds it (make check builds both), or set QEMU_NEXT=/path/to/qemu-system-x86_64"
+    vmtest_fail "no QEMU 10.2 binary at $next: 'make QEMU_VERSION=10.2' builds it (make check builds every generation), or set QEMU_NEW=/path/to/qemu-system-x86_64"
 ver_old=$(tests/vm/vm qemu-version "$old")
 ver_next=$(tests/vm/vm qemu-version "$next")
-[[ $ver_next == 10.0.* ]] ||
-    vmtest_fail "QEMU_NEXT ($next) is QEMU '$ver_next', not 10.0.x"
+[[ $ver_next == 10.2.* ]] ||
+    vmtest_fail "QEMU_NEW ($next) is QEMU '$ver_next', not 10.2.x"
 [[ $ver_old == 7.2.* ]] ||
-    vmtest_fail "QEMU ($old) is QEMU '$ver_old', not 7.2.x"
+    vmtest_fail "QEMU_OLD ($old) is QEMU '$ver_old', not 7.2.x"
 echo "t-mixed-pair: guest A: QEMU $ver_next ($next), Linux $VMTEST_ABI"
 echo "t-mixed-pair: guest B: QEMU $ver_old ($old), Linux $VMTEST_ABI_B"
-[[ $VMTEST_ABI == 6.12.* && $VMTEST_ABI_B == 6.1.* ]] ||
-    vmtest_fail "the kernels resolved to $VMTEST_ABI and $VMTEST_ABI_B, not 6.12 and 6.1 ones"
+[[ $VMTEST_ABI == 7.3.* && $VMTEST_ABI_B == 6.1.* ]] ||
+    vmtest_fail "the kernels resolved to $VMTEST_ABI and $VMTEST_ABI_B, not 7.3 and 6.1 ones"
 
 # "rev" lines swap the roles (tests/vm/guest/pair-cmds.sh): A is the client.
 # The bandwidth runs: WRITE and READ, each with either guest as requester.
