@@ -126,4 +126,14 @@ static inline int rsim_vmstate_save_state(QEMUFile *f,
 #define vmstate_save_state rsim_vmstate_save_state
 #endif
 
+#if !RSIM_QEMU_AT_LEAST(11, 0, 50)
+/*
+ * 11.1 (11.0.50) dropped the last argument of the VMSTATE_*_EQUAL()
+ * macros, a hint printed when the values differ, which every caller
+ * passed as NULL.
+ */
+#undef VMSTATE_UINT32_EQUAL
+#define VMSTATE_UINT32_EQUAL(_f, _s) VMSTATE_UINT32_EQUAL_V(_f, _s, 0, NULL)
+#endif
+
 #endif /* HW_RDMA_SIM_QEMU_COMPAT_H */
