@@ -51,15 +51,14 @@ QEMU_CONFIGURE_FLAGS := \
 	--firmwarepath=/usr/share/qemu:/usr/share/seabios:/usr/lib/ipxe/qemu
 # QEMU_VERSION: the QEMU rdma-sim is built into, from Debian's sources:
 # 7.2 (Debian 12), 10.0 (Debian 13) or 10.2 (unstable's 10.2.2).  Each has
-# its own source tree and build directory; every target that runs QEMU uses
-# the one chosen.  QEMU_DEFAULT_VERSION is the one make builds and tests
-# when not told.
-QEMU_VERSIONS := 7.2 10.0 10.2
-QEMU_DEFAULT_VERSION := 7.2
+# its own source tree and build directory, build/qemu-VERSION-build; every
+# target that runs QEMU uses the one chosen.  The generations (a QEMU with
+# a guest kernel) and the default are in configs/generations.
+include $(REPO)/configs/generations
+QEMU_VERSIONS := $(GEN_OLDEST_QEMU) $(GEN_MIDDLE_QEMU) $(GEN_DEFAULT_QEMU)
+QEMU_DEFAULT_VERSION := $(GEN_DEFAULT_QEMU)
 QEMU_VERSION ?= $(QEMU_DEFAULT_VERSION)
-# The Debian 13 generation, which make check tests besides the default
-QEMU_NEXT_VERSION := 10.0
-QEMU_NEXT_BUILD := $(BUILD)/qemu-$(QEMU_NEXT_VERSION)-build
+qemu_build_dir = $(BUILD)/qemu-$(1)-build
 ifeq ($(filter $(QEMU_VERSION),$(QEMU_VERSIONS)),)
 $(error QEMU_VERSION must be one of $(QEMU_VERSIONS), not "$(QEMU_VERSION)")
 endif
@@ -108,26 +107,19 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := all
 
 LOGS       := $(BUILD)/logs
-# QEMU 7.2 keeps the directory names it had before there were two versions;
-# the others are named by their version, whichever is the default
-ifeq ($(QEMU_VERSION),7.2)
-QEMU_BUILD := $(BUILD)/qemu-build
-QEMU_LOGS  := $(LOGS)
+QEMU_BUILD := $(call qemu_build_dir,$(QEMU_VERSION))
+QEMU_LOGS  := $(LOGS)/qemu-$(QEMU_VERSION)
+# The fuzzing, sanitizer and coverage builds are QEMU 7.2's (below)
 FUZZ_BUILD := $(BUILD)/qemu-fuzz
 COV_BUILD  := $(BUILD)/qemu-cov
-else
-QEMU_BUILD := $(BUILD)/qemu-$(QEMU_VERSION)-build
-QEMU_LOGS  := $(LOGS)/qemu-$(QEMU_VERSION)
-FUZZ_BUILD := $(BUILD)/qemu-$(QEMU_VERSION)-fuzz
-COV_BUILD  := $(BUILD)/qemu-$(QEMU_VERSION)-cov
-endif
 QEMU_BIN   := $(QEMU_BUILD)/qemu-system-x86_64
 JOBS       ?= $(shell nproc)
 
 # QEMU source: $(QEMU_SRC) if given, else Debian's, fetched into build/
-# (scripts/qemu-tree.sh fetch).
+# (scripts/qemu-tree.sh fetch): the directory it unpacks into, in $(2).
+qemu_src_dir = $(2)/$(if $(filter 7.2,$(1)),qemu-7.2+dfsg,qemu-$(1))
 ifeq ($(origin QEMU_SRC),undefined)
-QSRC       := $(if $(filter 7.2,$(QEMU_VERSION)),$(BUILD)/qemu-7.2+dfsg,$(BUILD)/qemu-$(QEMU_VERSION))
+QSRC       := $(call qemu_src_dir,$(QEMU_VERSION),$(BUILD))
 QEMU_FETCH := 1
 else
 QSRC       := $(abspath $(QEMU_SRC))
@@ -145,7 +137,7 @@ export QEMU_BINARY    := $(QEMU_BIN)
 export QEMU_BUILD
 export QEMU_VERSION
 
-.PHONY: all demo bench deps driver lint qemu qemu-next qemu-all qemu-locked qemu-source qemu-tree qemu-configure qtest vmtest smoke check clean distclean help \
+.PHONY: all demo bench deps driver lint qemu qemu-all qemu-locked qemu-source qemu-tree qemu-configure qtest vmtest smoke check clean distclean help \
 	qemu-fuzz qemu-fuzz-locked qemu-cov qemu-cov-locked qemu-plain qemu-plain-locked fuzz fuzz-coverage
 
 all: qemu
@@ -199,19 +191,19 @@ qemu-locked: qemu-configure
 	ninja -C $(QEMU_BUILD) -j$(JOBS) qemu-system-x86_64
 	@echo "built $(QEMU_BIN)"
 
-# rdma-sim in QEMU 7.2 without patches/qemu, in a source tree and build of
-# its own: make bench's third column, which tells how much of rdma-sim's
+# rdma-sim in QEMU_VERSION without patches/qemu, in a source tree and build
+# of its own: make bench's third column, which tells how much of rdma-sim's
 # speed is the device's and how much the netdev patches'.
-PLAIN_SRC   := $(BUILD)/qemu-plain/qemu-7.2+dfsg
-PLAIN_BUILD := $(BUILD)/qemu-plain-build
+PLAIN_SRC   := $(call qemu_src_dir,$(QEMU_VERSION),$(BUILD)/qemu-plain)
+PLAIN_BUILD := $(BUILD)/qemu-plain-$(QEMU_VERSION)-build
 export PLAIN_QEMU_BINARY := $(PLAIN_BUILD)/qemu-system-x86_64
 qemu-plain:
 	@mkdir -p $(BUILD)
-	@flock $(BUILD)/.lock $(MAKE) --no-print-directory QEMU_VERSION=7.2 $@-locked
+	@flock $(BUILD)/.lock $(MAKE) --no-print-directory $@-locked
 
 qemu-plain-locked:
-	$(REPO)/scripts/qemu-tree.sh fetch $(BUILD)/qemu-plain $(PLAIN_SRC) 7.2
-	$(REPO)/scripts/qemu-tree.sh link-plain $(PLAIN_SRC) $(REPO) 7.2
+	$(REPO)/scripts/qemu-tree.sh fetch $(BUILD)/qemu-plain $(PLAIN_SRC) $(QEMU_VERSION)
+	$(REPO)/scripts/qemu-tree.sh link-plain $(PLAIN_SRC) $(REPO) $(QEMU_VERSION)
 	$(REPO)/scripts/qemu-configure.sh $(PLAIN_SRC) $(PLAIN_BUILD) $(LOGS)/qemu-plain \
 		$(QEMU_CONFIGURE_FLAGS) --extra-cflags=-DRDMA_SIM_UNPATCHED_QEMU
 	ninja -C $(PLAIN_BUILD) -j$(JOBS) qemu-system-x86_64
@@ -250,23 +242,21 @@ qtest: qemu $(SAN_PREREQS)
 vmtest: qemu $(SAN_PREREQS) $(VMTEST_PREREQS)
 	$(REPO)/scripts/check.sh vmtest
 
-# Both generations: the suites of scripts/check.sh run against this QEMU
-# and, as deb13/..., against QEMU 10.0 with Linux 6.12 guests.
-check: qemu qemu-next $(VMTEST_PREREQS)
-	@$(MAKE) --no-print-directory QEMU_VERSION=7.2 qemu-fuzz
-	DEB13_QEMU_BUILD=$(QEMU_NEXT_BUILD) $(REPO)/scripts/check.sh all
-
-# QEMU 10.0, whatever QEMU_VERSION says (make check tests both)
-qemu-next:
-	@$(MAKE) --no-print-directory QEMU_VERSION=$(QEMU_NEXT_VERSION) qemu
+# Every generation of configs/generations: the suites of scripts/check.sh
+# run against this QEMU with the default guest kernel, and against the
+# oldest and the middle generation (deb12/..., deb13/...).
+check: qemu-all $(VMTEST_PREREQS)
+	@$(MAKE) --no-print-directory qemu-fuzz
+	DEB12_QEMU_BUILD=$(call qemu_build_dir,$(GEN_OLDEST_QEMU)) \
+	DEB13_QEMU_BUILD=$(call qemu_build_dir,$(GEN_MIDDLE_QEMU)) $(REPO)/scripts/check.sh all
 
 # Every version of QEMU_VERSIONS, one after the other
 qemu-all:
 	@for v in $(QEMU_VERSIONS); do $(MAKE) --no-print-directory QEMU_VERSION=$$v qemu; done
 
 clean:
-	rm -rf $(BUILD)/qemu-build $(BUILD)/qemu-fuzz $(BUILD)/qemu-cov $(PLAIN_BUILD) $(LOGS) \
-		$(foreach v,$(filter-out 7.2,$(QEMU_VERSIONS)),$(BUILD)/qemu-$(v)-build)
+	rm -rf $(BUILD)/qemu-fuzz $(BUILD)/qemu-cov $(BUILD)/qemu-plain-*-build $(LOGS) \
+		$(foreach v,$(QEMU_VERSIONS),$(call qemu_build_dir,$(v)))
 	$(MAKE) -C $(REPO)/guest-driver clean
 	$(MAKE) -C $(GUEST_TESTS) clean
 	$(MAKE) -C $(REPO)/tutorial clean
@@ -283,12 +273,12 @@ help:
 	@echo "make demo       two VMs with rdma-sim: ibv_rc_pingpong and ib_write_bw"
 	@echo "make bench      rdma-sim vs Soft-RoCE in TCG guest pairs (table, JSON, plot in build/bench/)"
 	@echo "make qemu-plain build/qemu-plain-build: rdma-sim in QEMU without patches/qemu (for make bench)"
-	@echo "make qemu-all   build QEMU $(QEMU_VERSIONS) with rdma-sim, each in build/qemu-VERSION-build (7.2: build/qemu-build)"
-	@echo "make check      all test suites (smoke, qtest, vmtest, fuzz, sanitize; deb13: QEMU 10.0 + Linux 6.12)"
+	@echo "make qemu-all   build QEMU $(QEMU_VERSIONS) with rdma-sim, each in build/qemu-VERSION-build"
+	@echo "make check      all test suites (smoke, qtest, vmtest, fuzz, sanitize, dkms; deb12: QEMU $(GEN_OLDEST_QEMU) + Linux $(GEN_OLDEST_KERNEL); deb13: QEMU $(GEN_MIDDLE_QEMU) + Linux $(GEN_MIDDLE_KERNEL))"
 	@echo "make smoke|qtest|vmtest   run one suite"
 	@echo "make fuzz       the fuzz targets, FUZZ_TIME s each (FUZZ_TARGET=one of them)"
 	@echo "make fuzz-coverage        line coverage of hw/rdma-sim by the fuzz corpora"
 	@echo "make lint       kernel checkpatch (driver), QEMU checkpatch (device, qtests), shellcheck"
 	@echo "make clean      remove the QEMU builds, build/logs and what driver and tests built"
 	@echo "make distclean  remove build/ (incl. the downloaded QEMU source)"
-	@echo "variables: QEMU_VERSION=$(subst $() ,|,$(QEMU_VERSIONS)) (default $(QEMU_DEFAULT_VERSION))  GUEST_ABI=6.1|6.12|ABI  QEMU_SRC=/path/to/qemu  QEMU_DEVICES=rdma-sim|default  WERROR=1  JOBS=N  SANITIZE=1"
+	@echo "variables: QEMU_VERSION=$(subst $() ,|,$(QEMU_VERSIONS)) (default $(QEMU_DEFAULT_VERSION))  GUEST_ABI=6.1|6.12|7.3|ABI (default $(GEN_DEFAULT_KERNEL))  QEMU_SRC=/path/to/qemu  QEMU_DEVICES=rdma-sim|default  WERROR=1  JOBS=N  SANITIZE=1"

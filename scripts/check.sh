@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run rdma-sim test suites and aggregate the results.
 #
-#   scripts/check.sh [all | smoke | qtest | vmtest | fuzz | sanitize | dkms | deb13]...
+#   scripts/check.sh [all | smoke | qtest | vmtest | fuzz | sanitize | dkms | deb12 | deb13]...
 #                                                       (default: all)
 #
 # Normally run through make (`make check`, `make smoke|qtest|vmtest`), which
@@ -18,7 +18,7 @@
 #          patches/qemu is consistent and applies to each QEMU tree in build/
 #  qtest   every tests/qtest/*-test.c is a qtest program (linked with the
 #          helper library tests/qtest/libqos/rdma-sim*, which is not run); it
-#          is built with ninja in build/qemu-build and run with --tap; each
+#          is built with ninja in QEMU_BUILD and run with --tap; each
 #          TAP result is one test, a crash/timeout/non-zero exit of the
 #          program is one more failure
 #  vmtest  every tests/vm/t-*.sh is run (cwd = repo root, stdin /dev/null)
@@ -32,32 +32,38 @@
 #          san/qtest/...: a sanitizer report in a program's log is one more
 #          failure, whatever its tests said
 #  dkms    the driver added, built and installed with DKMS, in private trees,
-#          for the default guest kernel and Linux 6.12 (tests/dkms/)
-#  deb13   the Debian 13 generation: smoke, qtest and vmtest again, against
-#          QEMU 10.0 (build/qemu-10.0-build, `make QEMU_VERSION=10.0`) with
-#          Linux 6.12 guests (GUEST_ABI=6.12), named deb13/...; not
-#          t-mixed-pair, which runs both generations at once already, nor
-#          the storage tests' lossy and Soft-RoCE passes, nor t-capture
-# The other suites use QEMU_BUILD (make's QEMU_VERSION; default 7.2,
-# build/qemu-build) and the default guest kernel (Debian 12's 6.1).
-# all is smoke, qtest, vmtest, fuzz, sanitize, dkms, deb13.  With SANITIZE=1, smoke
+#          for the guest kernel of each generation (tests/dkms/)
+#  deb12   the oldest generation (configs/generations): smoke, qtest and
+#          vmtest again, against QEMU 7.2 (build/qemu-7.2-build) with Linux
+#          6.1 guests, named deb12/...; not what tests the device alone, the
+#          same source in every generation (deb12_suites says which)
+#  deb13   the middle generation: QEMU 10.0 with Linux 6.12 guests, named
+#          deb13/...: smoke, qtest, and the VM tests that boot it and carry
+#          RDMA traffic (t-smoke-boot, t-rc-pingpong)
+# The other suites use QEMU_BUILD (make's QEMU_VERSION; default the newest,
+# configs/generations) and the default guest kernel (the newest).
+# all is smoke, qtest, vmtest, fuzz, sanitize, dkms, deb12, deb13.  With SANITIZE=1, smoke
 # and qtest run against build/qemu-fuzz (named san/...) and all is smoke,
 # qtest, fuzz: the VM tests are not run (TCG guests under ASan are too slow).
 #
 # Knobs (environment): QTEST_TIMEOUT (s, per qtest program, default 300),
 # VMTEST_TIMEOUT (s, per VM test, default 900), JOBS (ninja -j),
 # FUZZ_SMOKE_TIME (s per fuzz target, default 30), SANITIZE, QEMU_BUILD,
-# DEB13_QEMU_BUILD, DEB13_GUEST_ABI.
+# DEB12_QEMU_BUILD, DEB12_GUEST_ABI, DEB13_QEMU_BUILD, DEB13_GUEST_ABI.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=$REPO/build
 LOGS=$BUILD/logs
-QEMU_BUILD=${QEMU_BUILD:-$BUILD/qemu-build}
+# shellcheck source=configs/generations
+. "$REPO/configs/generations"
+QEMU_BUILD=${QEMU_BUILD:-$BUILD/qemu-$GEN_DEFAULT_QEMU-build}
 QEMU=${QEMU_BINARY:-$QEMU_BUILD/qemu-system-x86_64}
 FUZZ_BUILD=$BUILD/qemu-fuzz
-DEB13_QEMU_BUILD=${DEB13_QEMU_BUILD:-$BUILD/qemu-10.0-build}
-DEB13_GUEST_ABI=${DEB13_GUEST_ABI:-6.12}
+DEB12_QEMU_BUILD=${DEB12_QEMU_BUILD:-$BUILD/qemu-$GEN_OLDEST_QEMU-build}
+DEB12_GUEST_ABI=${DEB12_GUEST_ABI:-$GEN_OLDEST_KERNEL}
+DEB13_QEMU_BUILD=${DEB13_QEMU_BUILD:-$BUILD/qemu-$GEN_MIDDLE_QEMU-build}
+DEB13_GUEST_ABI=${DEB13_GUEST_ABI:-$GEN_MIDDLE_KERNEL}
 QTEST_TIMEOUT=${QTEST_TIMEOUT:-300}
 VMTEST_TIMEOUT=${VMTEST_TIMEOUT:-900}
 JOBS=${JOBS:-$(nproc)}
@@ -72,8 +78,11 @@ RESULTS=$LOGS/check-results.txt
 mkdir -p "$LOGS"
 : > "$RESULTS"
 # Names and log directories of the tests start with PFX: san/ against the
-# sanitized build, deb13/ for the Debian 13 generation
+# sanitized build, deb12/ and deb13/ for the older generations
 PFX=
+# The default generation's t-rdma-core runs Debian unstable's rdma-core 65
+# against 44; the oldest's runs Debian 13's 56 (deb12_suites)
+export RDMA_CORE_VERSIONS=${RDMA_CORE_VERSIONS:-65}
 # Against the sanitized build: a sanitizer report in a log is a failure
 SANITIZED=
 
@@ -283,6 +292,7 @@ suite_vmtest() {
         local name log dir rc=0 start
         name=$(basename "$t" .sh)
         [[ " ${VMTEST_EXCLUDE:-} " != *" $name "* ]] || continue
+        [[ -z ${VMTEST_ONLY:-} || " $VMTEST_ONLY " == *" $name "* ]] || continue
         log=$LOGS/${PFX}vm/$name.log
         dir=$LOGS/${PFX}vm/$name
         rm -rf "$dir"
@@ -362,29 +372,55 @@ suite_dkms() {
     grep -qE '^(PASS|FAIL) ' "$log" || cannot_run dkms "tests/dkms/check-dkms.sh printed no result" "$log.err"
 }
 
-# --- deb13 ---------------------------------------------------------------------
-# The Debian 13 generation: QEMU 10.0 and Linux 6.12 guests
-deb13_suites() {
-    QEMU_BUILD=$DEB13_QEMU_BUILD
-    QEMU=$DEB13_QEMU_BUILD/qemu-system-x86_64
-    PFX=deb13/
-    export GUEST_ABI=$DEB13_GUEST_ABI
-    # The storage tests' lossy passes, NVMe against Soft-RoCE and the
-    # capture's dissection exercise the device's transport and wire format,
-    # the same source in both generations: they run once, in the vmtest
-    # suite; here the ULPs of Linux 6.12 run plain.  So does the cluster
-    # (the device's receive filter and the harness's shared segment).
-    # Migration: its pingpong pass (two hops), for QEMU 10.0's migration
-    # and Linux 6.12's driver; the other workloads are the device's.
-    VMTEST_EXCLUDE="t-mixed-pair t-interop-nvme t-capture t-cluster t-cluster-vxlan t-cluster-mpi"
-    export NVME_PASSES="plain force_mr" NFS_PASSES=plain MIG_PASSES=pingpong
+# --- the older generations -------------------------------------------------------
+# generation PFX QEMU_BUILD GUEST_ABI: the suites that follow test that
+# generation, their results named PFX...
+generation() {
+    PFX=$1
+    QEMU_BUILD=$2
+    QEMU=$2/qemu-system-x86_64
+    export GUEST_ABI=$3
+}
+
+# The oldest generation (Debian 12: QEMU 7.2, Linux 6.1), the whole suite
+# but what tests the device alone: its source is the same in every
+# generation, and the newest runs it.  That is the storage tests' lossy
+# passes, NVMe against Soft-RoCE, the lossy perftest and the capture's
+# dissection (the device's transport and wire format), the clusters (the
+# device's receive filter and the harness's shared segment), migration but
+# its pingpong pass (for QEMU 7.2's migration and Linux 6.1's driver);
+# t-mixed-pair runs both generations at once already.  Here the ULPs of
+# Linux 6.1 run plain, and rdma-core 56 (the newest runs 65) against 44.
+deb12_suites() {
+    generation deb12/ "$DEB12_QEMU_BUILD" "$DEB12_GUEST_ABI"
+    VMTEST_EXCLUDE="t-mixed-pair t-interop-nvme t-capture t-cluster t-cluster-vxlan t-cluster-mpi t-perftest-lossy"
+    export NVME_PASSES="plain force_mr" NFS_PASSES=plain MIG_PASSES=pingpong RDMA_CORE_VERSIONS=56
     if [ -x "$QEMU" ]; then
         suite_smoke
         suite_qtest
         suite_vmtest
     else
-        cannot_run deb13 "$QEMU not found; run 'make QEMU_VERSION=10.0' first"
+        cannot_run deb12 "$QEMU not found; run 'make QEMU_VERSION=$GEN_OLDEST_QEMU' first"
     fi
+}
+
+# The middle generation (Debian 13: QEMU 10.0, Linux 6.12): built, its
+# qtests and smoke tests, and a guest booted with the driver and RDMA
+# traffic between two.
+deb13_suites() {
+    generation deb13/ "$DEB13_QEMU_BUILD" "$DEB13_GUEST_ABI"
+    VMTEST_ONLY="t-smoke-boot t-rc-pingpong"
+    if [ -x "$QEMU" ]; then
+        suite_smoke
+        suite_qtest
+        suite_vmtest
+    else
+        cannot_run deb13 "$QEMU not found; run 'make QEMU_VERSION=$GEN_MIDDLE_QEMU' first"
+    fi
+}
+
+suite_deb12() {
+    isolated deb12 deb12_suites
 }
 
 suite_deb13() {
@@ -398,9 +434,9 @@ run=()
 for s in "${suites[@]}"; do
     case $s in
         all) if [ "${SANITIZE:-}" = 1 ]; then run+=(smoke qtest fuzz)
-             else run+=(smoke qtest vmtest fuzz sanitize dkms deb13); fi ;;
-        smoke|qtest|vmtest|fuzz|sanitize|dkms|deb13) run+=("$s") ;;
-        *) echo "check.sh: unknown suite '$s' (all, smoke, qtest, vmtest, fuzz, sanitize, dkms, deb13)" >&2; exit 2 ;;
+             else run+=(smoke qtest vmtest fuzz sanitize dkms deb12 deb13); fi ;;
+        smoke|qtest|vmtest|fuzz|sanitize|dkms|deb12|deb13) run+=("$s") ;;
+        *) echo "check.sh: unknown suite '$s' (all, smoke, qtest, vmtest, fuzz, sanitize, dkms, deb12, deb13)" >&2; exit 2 ;;
     esac
 done
 if [ "${SANITIZE:-}" = 1 ]; then

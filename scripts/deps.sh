@@ -8,11 +8,10 @@
 #  * adds a deb-src sources file (needed by `apt-get source qemu`) only if
 #    apt has no deb-src entry yet,
 #  * runs apt-get update,
-#  * installs the given packages plus linux-headers-<ABI>, where <ABI> is the
-#    kernel ABI that Debian's linux-image-amd64 currently points to, and the
-#    headers of the newest Linux 6.12 ABI in apt's lists with headers and
-#    image (the Debian 13 generation's guest kernel, GUEST_ABI=6.12; Debian
-#    12 has it in bookworm-security and bookworm-backports).
+#  * installs the given packages plus the linux-headers of the newest ABI in
+#    apt's lists of the oldest and the middle generation's kernel series
+#    (configs/generations: 6.1 and 6.12; Debian 12 has 6.12 in
+#    bookworm-security and bookworm-backports).
 set -euo pipefail
 
 die() { echo "deps.sh: error: $*" >&2; exit 1; }
@@ -65,21 +64,24 @@ fi
 log "apt-get update"
 apt-get update -q
 
-# --- 3. kernel headers for the current Debian kernel ABI ----------------------
-abi=$(apt-cache depends linux-image-amd64 2>/dev/null |
-      sed -nE 's/^[[:space:]]*Depends:[[:space:]]*linux-image-([0-9][^[:space:]]*)$/\1/p' |
-      sed -E 's/-unsigned$//' | head -n1)
-[ -n "$abi" ] || die "could not find the Debian kernel ABI (apt-cache depends linux-image-amd64)"
-log "Debian kernel ABI: $abi"
-
-# The VM tests' own rule (GUEST_ABI=6.12), so that the headers are those of
-# the kernel the guests boot.
-next=$(GUEST_ABI=6.12 "$(dirname "$0")/../tests/vm/vm" abi) ||
-    die "apt's lists have no Linux 6.12 ABI with headers and image: add bookworm-backports (or bookworm-security) to apt's sources and run make deps again"
-log "Linux 6.12 ABI: $next"
+# --- 3. kernel headers of the guest kernels apt can install ----------------
+# The VM tests' own rule (tests/vm/vm abi: the newest ABI of a series), so
+# that the headers are those of the kernels the guests boot: the oldest and
+# the middle generation's (configs/generations; Debian 12 has 6.12 in
+# bookworm-security and -backports).  The newest's, Linux 7.x, need a newer
+# Debian: scripts/guest-kernel.sh prepares a tree for it when it is used.
+# shellcheck source=configs/generations
+. "$(dirname "$0")/../configs/generations"
+abis=()
+for series in "$GEN_OLDEST_KERNEL" "$GEN_MIDDLE_KERNEL"; do
+    abi=$(GUEST_ABI=$series "$(dirname "$0")/../tests/vm/vm" abi) ||
+        die "apt's lists have no Linux $series ABI with headers and image: add bookworm-backports (or bookworm-security) to apt's sources and run make deps again"
+    log "Linux $series ABI: $abi"
+    abis+=("linux-headers-$abi")
+done
 
 # --- 4. install ----------------------------------------------------------------
-pkgs=("$@" "linux-headers-$abi" "linux-headers-$next")
+pkgs=("$@" "${abis[@]}")
 # The storage servers the VM tests run in guests (from this root) would
 # also start on this machine when installed: note which are new, so that
 # their services can be stopped again (one the user had stays as it was).

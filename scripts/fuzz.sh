@@ -30,7 +30,8 @@ BUILD=$REPO/build
 QSRC=${QSRC:-$BUILD/qemu-7.2+dfsg}
 FUZZER=$BUILD/qemu-fuzz/qemu-fuzz-x86_64
 COV_FUZZER=$BUILD/qemu-cov/qemu-fuzz-x86_64
-QEMU_BUILD=$BUILD/qemu-build
+# The qtests that make the driver target's seeds: QEMU 7.2's, as the fuzzer's
+QEMU_BUILD=$BUILD/qemu-7.2-build
 SEEDS=$REPO/tests/fuzz/seeds
 FUZZ_TIME=${FUZZ_TIME:-300}
 FUZZ_SMOKE_TIME=${FUZZ_SMOKE_TIME:-30}

@@ -3,10 +3,11 @@
 # that build modules for them.
 #
 #   scripts/guest-kernel.sh abi [SPEC]     the ABI SPEC names (default
-#       GUEST_ABI): an ABI (7.3.4+deb13-amd64), a series (6.12, 7.3: its
-#       newest amd64 ABI with headers and image) or nothing (Debian 12's own,
-#       what linux-image-amd64 depends on).  A series is looked up in the
-#       host's apt lists, then in the newer suites of scripts/debian-archive.sh.
+#       GUEST_ABI): an ABI (7.3.4+deb13-amd64), a series (6.1, 6.12, 7.3: its
+#       newest amd64 ABI with headers and image) or nothing (the default
+#       generation's series, configs/generations).  A series is looked up in
+#       the host's apt lists, then in the newer suites of
+#       scripts/debian-archive.sh.
 #   scripts/guest-kernel.sh image ABI DIR  the kernel image and modules of
 #       ABI unpacked into DIR/root, laid out as boot/vmlinuz-ABI,
 #       boot/config-ABI and lib/modules/ABI (depmod run), once.
@@ -32,6 +33,8 @@ set -euo pipefail
 GK_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=scripts/debian-archive.sh
 . "$GK_REPO/scripts/debian-archive.sh"
+# shellcheck source=configs/generations
+. "$GK_REPO/configs/generations"
 GK_TREES=${GK_TREES:-$GK_REPO/build/kernel}
 
 gk_die() { echo "guest-kernel: error: $*" >&2; exit 1; }
@@ -55,6 +58,7 @@ gk_newest_abi() {
 # error messages.
 guest_kernel_abi() {
     local abi spec=${1-${GUEST_ABI:-}} var=${2:-GUEST_ABI}
+    spec=${spec:-$GEN_DEFAULT_KERNEL}
     if [[ $spec =~ ^[0-9]+\.[0-9]+$ ]]; then
         abi=$(gk_newest_abi apt-cache "$spec")
         if [[ -z $abi ]]; then
@@ -74,15 +78,7 @@ guest_kernel_abi() {
         echo "$abi"
         return
     fi
-    if [[ -n $spec ]]; then
-        echo "$spec"
-        return
-    fi
-    abi=$(apt-cache depends linux-image-amd64 2>/dev/null |
-        awk '/Depends: linux-image-[0-9]/ { sub("linux-image-", "", $2); print $2; exit }')
-    [[ -n $abi ]] ||
-        gk_die "cannot tell the guest kernel ABI: 'apt-cache depends linux-image-amd64' names none. Run 'apt-get update', or set $var (e.g. $var=6.1.0-57-amd64)"
-    echo "$abi"
+    echo "$spec"
 }
 
 # gk_candidate CACHE-COMMAND PACKAGE: the lists have a version of it.

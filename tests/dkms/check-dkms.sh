@@ -9,7 +9,7 @@
 #
 # Kernels: the arguments (an ABI, e.g. 6.1.0-57-amd64, or a series, 6.12:
 # its newest ABI in apt's lists or Debian's newer suites); default: the
-# default guest kernel (tests/vm/vm abi) and the 6.12 series.  Each needs
+# kernel series of every generation (configs/generations).  Each needs
 # its linux-headers installed, or (Linux 7.x) the tree
 # scripts/guest-kernel.sh kdir prepares (given to dkms as its
 # --kernelsourcedir).
@@ -36,7 +36,9 @@ if [[ ${1:-} == --keep ]]; then
     shift 2
 fi
 specs=("$@")
-((${#specs[@]})) || specs=("" 6.12)
+# shellcheck source=configs/generations
+. "$REPO/configs/generations"
+((${#specs[@]})) || specs=("$GEN_DEFAULT_KERNEL" "$GEN_MIDDLE_KERNEL" "$GEN_OLDEST_KERNEL")
 logdir=${RDMA_SIM_LOGDIR:-$REPO/build/logs/dkms}
 mkdir -p "$logdir"
 

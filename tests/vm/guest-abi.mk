@@ -3,7 +3,8 @@
 # Makefiles, after they set REPO.
 #
 # GUEST_ABI: the ABI the VM tests boot (tests/vm/vm abi: GUEST_ABI from the
-# environment, or the one linux-image-amd64 depends on in apt's lists); a
+# environment, or the newest of the default generation's kernel series,
+# configs/generations); a
 # series given on the command line or in the environment (GUEST_ABI=6.12)
 # becomes the newest ABI of it.  KDIR: that kernel's build tree, unless set:
 # its installed headers (/lib/modules/ABI/build), else the tree
@@ -12,9 +13,7 @@
 # Both are looked up once (":="): each lookup runs apt-cache, and they are
 # used many times.
 ifeq ($(origin GUEST_ABI),undefined)
-GUEST_ABI := $(shell $(REPO)/tests/vm/vm abi 2>/dev/null || \
-	       apt-cache depends linux-image-amd64 2>/dev/null | \
-	       awk '/Depends: linux-image-[0-9]/ { sub("linux-image-", "", $$2); print $$2; exit }')
+GUEST_ABI := $(shell $(REPO)/tests/vm/vm abi)
 endif
 ifneq ($(filter command line environment,$(origin GUEST_ABI)),)
 ifneq ($(shell echo '$(GUEST_ABI)' | grep -Ex '[0-9]+\.[0-9]+'),)

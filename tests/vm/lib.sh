@@ -7,7 +7,9 @@
 # guest script and returns its status. See tests/vm/README.md.
 #
 # Settings (environment):
-#   QEMU         QEMU binary (default: $QEMU_BINARY, else build/qemu-build/qemu-system-x86_64)
+#   QEMU         QEMU binary (default: $QEMU_BINARY, else the default
+#                generation's, build/qemu-VERSION-build/qemu-system-x86_64:
+#                configs/generations)
 #   ACCEL        QEMU accelerator (default: tcg; nested KVM hangs on our machines)
 #   VM_MEM       guest memory in MiB (default 1024)
 #   VM_SMP       guest vCPUs (default 1)
@@ -40,9 +42,9 @@
 #                make check sets, else build/vm-runs)
 #   VM_CACHE     guest kernel cache (default build/guest)
 #   GUEST_ABI    guest kernel ABI, e.g. 6.1.0-57-amd64, or a kernel series
-#                (6.12, 7.3): its newest amd64 ABI in apt's lists or Debian's
-#                newer suites (scripts/guest-kernel.sh; default: what
-#                linux-image-amd64 depends on in apt's lists)
+#                (6.1, 6.12, 7.3): its newest amd64 ABI in apt's lists or
+#                Debian's newer suites (scripts/guest-kernel.sh; default: the
+#                default generation's series, configs/generations)
 #   QEMU_B       guest B's QEMU binary, when it is not QEMU's (mixed pairs:
 #                one QEMU version against another)
 #   GUEST_ABI_B  guest B's kernel, when it is not GUEST_ABI's (as GUEST_ABI:
@@ -60,7 +62,8 @@ VM_REPO=$(cd "$VM_LIB_DIR/../.." && pwd)
 VM_CACHE=${VM_CACHE:-$VM_REPO/build/guest}
 # make check (scripts/check.sh) gives each test a log directory and the QEMU binary.
 VM_RUNS_DIR=${VM_RUNS_DIR:-${RDMA_SIM_LOGDIR:-$VM_REPO/build/vm-runs}}
-QEMU=${QEMU:-${QEMU_BINARY:-$VM_REPO/build/qemu-build/qemu-system-x86_64}}
+VM_DEFAULT_QEMU=$VM_REPO/build/qemu-$GEN_DEFAULT_QEMU-build/qemu-system-x86_64
+QEMU=${QEMU:-${QEMU_BINARY:-$VM_DEFAULT_QEMU}}
 QEMU_B=${QEMU_B:-}
 GUEST_ABI_B=${GUEST_ABI_B:-}
 ACCEL=${ACCEL:-tcg}
@@ -112,16 +115,7 @@ vm_lock_cache() {
 # nothing (the default); scripts/guest-kernel.sh abi. NAME is the variable
 # SPEC came from, for error messages.
 vm_abi() {
-    local spec=${1-${GUEST_ABI:-}} var=${2:-GUEST_ABI}
-    if [[ -z $spec ]] && ! apt-cache depends linux-image-amd64 2>/dev/null | grep -q 'Depends: linux-image-[0-9]'; then
-        # No apt lists (offline?): use the kernel already in the cache if there is one.
-        local cached=("$VM_CACHE"/*/.fetched)
-        if [[ ${#cached[@]} -eq 1 && -e ${cached[0]} ]]; then
-            basename "$(dirname "${cached[0]}")"
-            return
-        fi
-    fi
-    (guest_kernel_abi "$spec" "$var") || exit 1
+    (guest_kernel_abi "${1-${GUEST_ABI:-}}" "${2:-GUEST_ABI}") || exit 1
 }
 
 # Sets VM_ABI, and VM_ABI_B (guest B's: GUEST_ABI_B, else VM_ABI); once:
@@ -285,8 +279,8 @@ vm_build_initramfs() {
 vm_check_qemu() {
     local q=$1 var=$2
     if [[ ! -x $q ]]; then
-        if [[ $q == "$VM_REPO/build/qemu-build/qemu-system-x86_64" ]]; then
-            vm_die "QEMU not built: $q is missing. Run 'make' (builds QEMU with rdma-sim), or set $var=/path/to/qemu-system-x86_64"
+        if [[ $q == "$VM_DEFAULT_QEMU" ]]; then
+            vm_die "QEMU not built: $q is missing. Run 'make' (builds QEMU $GEN_DEFAULT_QEMU with rdma-sim), or set $var=/path/to/qemu-system-x86_64"
         fi
         vm_die "QEMU binary '$q' not found or not executable (set $var)"
     fi
@@ -692,7 +686,8 @@ VM_OPTS_HELP='  -s, --script PATH   guest script (give one per guest, A then B; 
   -m, --memory MIB    guest memory (env VM_MEM, default 1024)
   -a, --accel ACCEL   QEMU accelerator (env ACCEL, default tcg)
   -t, --timeout SEC   limit for the whole run (env VM_TIMEOUT, default 300)
-      --qemu PATH     QEMU binary (env QEMU, default build/qemu-build/qemu-system-x86_64)
+      --qemu PATH     QEMU binary (env QEMU, default: the default generation,
+                      build/qemu-VERSION-build/qemu-system-x86_64)
       --qemu-b PATH   the QEMU binary of guest B (env QEMU_B, default: --qemu)
       --abi-b ABI     the kernel ABI or series of guest B (env GUEST_ABI_B,
                       default: GUEST_ABI)

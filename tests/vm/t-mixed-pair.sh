@@ -10,7 +10,7 @@
 # meant to: its uname -r, the machine type its firmware reports
 # (pc-q35-X.Y) and the version of the binary that booted it are checked.
 #
-# The binaries: QEMU_OLD (7.2; default build/qemu-build/qemu-system-x86_64,
+# The binaries: QEMU_OLD (7.2; default build/qemu-7.2-build/qemu-system-x86_64,
 # which `make QEMU_VERSION=7.2` builds) and QEMU_NEW (10.2; default
 # build/qemu-10.2-build/qemu-system-x86_64, which `make QEMU_VERSION=10.2`
 # builds).  Not QEMU_BINARY, the one QEMU a suite runs its tests on: this
@@ -24,7 +24,7 @@ set -euo pipefail
 export GUEST_ABI=7.3 GUEST_ABI_B=6.1
 vmtest_init t-mixed-pair
 
-old=${QEMU_OLD:-build/qemu-build/qemu-system-x86_64}
+old=${QEMU_OLD:-build/qemu-7.2-build/qemu-system-x86_64}
 next=${QEMU_NEW:-build/qemu-10.2-build/qemu-system-x86_64}
 [[ -x $old ]] ||
     vmtest_fail "no QEMU 7.2 binary at $old: 'make QEMU_VERSION=7.2' builds it (make check builds every generation), or set QEMU_OLD=/path/to/qemu-system-x86_64"
