@@ -7,7 +7,11 @@ gnuplot).  Usage: bench-report.py RAW-DIR OUT-STEM
 RAW-DIR holds one directory per pair run, named PART/STACK/.../runN with
 cmds.txt (the commands, one a line), out-N.txt (the client's output of
 command N), wall.txt (seconds for the whole pair run) and, for NVMe,
-fio's bench-*.json; host-udp/mtuM.json is iperf3's output at that MTU's
+fio's bench-*.json.  The generations part's STACK is a generation,
+qemuQ-linuxK, whose runs also have generation.txt (KEY=VALUE lines: role,
+qemu and linux series, qemu_version, abi, machine); generations/
+skipped-KEY.txt (role, qemu, linux, make) is a generation whose QEMU was
+not built.  host-udp/mtuM.json is iperf3's output at that MTU's
 frame size, info.txt the run's description (KEY=VALUE lines). The cluster
 part is cluster/LINK/nN/KIND/ (KIND bw, lat or lat-serial) with cmds.txt,
 wall.txt and gI/pair-L-H.txt: guest I's side of each pair L-H it was in
@@ -36,6 +40,8 @@ LAT_FIELDS = ("bytes", "iterations", "min_us", "max_us", "typical_us", "avg_us",
 LAT_GOAL_US = 30
 TAIL_GOAL = 3
 UDP_SHARE_GOAL = 0.5
+# The generations of configs/generations, oldest first; "default" is the newest
+GEN_ROLES = ("oldest", "middle", "default")
 
 
 def human_size(n):
@@ -286,15 +292,22 @@ def hops_table(data):
     return out
 
 
+def key_values(path):
+    """A file of KEY=VALUE lines as a dict."""
+    return dict(line.split("=", 1) for line in read_text(path).splitlines() if "=" in line)
+
+
 def collect(raw):
     """Everything in RAW-DIR as one dict (the JSON)."""
-    info = dict(line.split("=", 1) for line in
-                read_text(os.path.join(raw, "info.txt")).splitlines() if "=" in line)
-    data = {"info": info, "perftest": [], "sweep": [], "hops": [], "nvme": [], "host_udp": [],
+    data = {"info": key_values(os.path.join(raw, "info.txt")), "perftest": [], "generations": [],
+            "generations_skipped": [], "sweep": [], "hops": [], "nvme": [], "host_udp": [],
             "cluster": cluster_runs(os.path.join(raw, "cluster")), "qps": []}
-    for part in ("perftest", "sweep", "hops", "qps"):
+    for part in ("perftest", "generations", "sweep", "hops", "qps"):
         base = os.path.join(raw, part)
         for stack in sorted(os.listdir(base)) if os.path.isdir(base) else []:
+            if stack.startswith("skipped-"):
+                data["generations_skipped"].append(key_values(os.path.join(base, stack)))
+                continue
             for mtu_dir in sorted(os.listdir(os.path.join(base, stack))):
                 for run in sorted(os.listdir(os.path.join(base, stack, mtu_dir))):
                     d = os.path.join(base, stack, mtu_dir, run)
@@ -303,6 +316,8 @@ def collect(raw):
                     if part == "hops":
                         r["hops"] = hops(os.path.join(d, "qemu-a.log"),
                                          os.path.join(d, "qemu-b.log"))
+                    if part == "generations":
+                        r["generation"] = key_values(os.path.join(d, "generation.txt"))
                     data[part].append(r)
     base = os.path.join(raw, "nvme")
     for stack in sorted(os.listdir(base)) if os.path.isdir(base) else []:
@@ -410,6 +425,54 @@ def perftest_table(runs, mtu, columns, ratios):
         row = [cells[s][0] for s, _ in columns]
         row += [ratio(cells[a][1], cells[b][1], "the bandwidth" if bw else "") for a, b, _ in ratios]
         out.append(f"| {name} | " + " | ".join(row) + " |")
+    return out
+
+
+def walls(runs, mtu, columns):
+    """The line of the median whole run of a pair of each of COLUMNS
+    ((stack, name) pairs) at this MTU."""
+    return "Whole run of a pair (boot, setup, all tests, power off), median: " + "; ".join(
+        f"{name}: {fmt(med([r['wall_s'] for r in runs if r['stack'] == s and r['mtu'] == mtu]))} s"
+        for s, name in columns) + "."
+
+
+def generation_name(g):
+    return f"QEMU {g.get('qemu', '?')}, Linux {g.get('linux', '?')}"
+
+
+def generations_table(data):
+    """rdma-sim on each generation (configs/generations), oldest first, and
+    the newest (the default) against the oldest."""
+    runs, skipped = data["generations"], data["generations_skipped"]
+    if not runs and not skipped:
+        return []
+    gens = {}
+    for r in runs:
+        gens.setdefault(r["stack"], r["generation"])
+    order = {role: i for i, role in enumerate(GEN_ROLES)}
+    keys = sorted(gens, key=lambda k: order.get(gens[k].get("role"), len(order)))
+    by_role = {gens[k].get("role"): k for k in keys}
+    columns = [(k, generation_name(gens[k])) for k in keys]
+    ratios = ([(by_role["oldest"], by_role["default"], "newest vs oldest")]
+              if "oldest" in by_role and "default" in by_role else [])
+    out = ["## rdma-sim by generation", "",
+           "rdma-sim pairs on each generation of configs/generations: its own QEMU build with its "
+           "own guest kernel and the driver built for it, the perftest part's tests, in turn with "
+           "the other pairs in each round. The newest generation is the default; the last column "
+           "is its median against the oldest's.", ""]
+    if keys:
+        out.append("Ran: " + "; ".join(
+            f"{gens[k].get('role', '?')}, QEMU {gens[k].get('qemu_version', '?')} "
+            f"({gens[k].get('machine', '?')}) with Linux {gens[k].get('abi', '?')}" for k in keys) + ".")
+        out.append("")
+    for g in skipped:
+        out += [f"Skipped: {generation_name(g)} ({g.get('role', '?')}), its QEMU not built: "
+                f"`{g.get('make', '?')}` builds it (`make qemu-all`: every generation).", ""]
+    for mtu in sorted({r["mtu"] for r in runs}):
+        pm = next((r["path_mtu"] for r in runs if r["mtu"] == mtu and r["path_mtu"]), None)
+        out += [f"### Ethernet MTU {mtu} (RoCE path MTU {pm or '?'})", ""]
+        out += perftest_table(runs, mtu, columns, ratios)
+        out += ["", walls(runs, mtu, columns), ""]
     return out
 
 
@@ -553,7 +616,7 @@ def nvme_table(data):
 def report(data, stem):
     info = data["info"]
     runs = data["perftest"]
-    nruns = max([r["run"] for r in runs] + [r["run"] for r in data["nvme"]] + [1])
+    nruns = max([r["run"] for part in ("perftest", "generations", "nvme") for r in data[part]] + [1])
     out = [f"# rdma-sim vs Soft-RoCE ({info.get('date', '?')})", "",
            f"Pairs of TCG guests (1 vCPU, 1 GiB each) on {info.get('cores', '?')} host cores, "
            f"Debian {info.get('abi', '?')} kernel, host UDP link (-netdev socket,udp=), "
@@ -578,10 +641,7 @@ def report(data, stem):
                                ("rsim-plain", "rdma-sim, QEMU without our patches")),
                               (("rxe-deb", "rsim", "rdma-sim vs Soft-RoCE"),
                                ("rsim-plain", "rsim", "our patches' share: with vs without")))
-        walls = {s: med([r["wall_s"] for r in runs if r["stack"] == s and r["mtu"] == mtu])
-                 for s in ("rxe-deb", "rsim")}
-        out += ["", f"Whole run of a pair (boot, setup, all tests, power off), median: Soft-RoCE "
-                f"{fmt(walls['rxe-deb'])} s, rdma-sim {fmt(walls['rsim'])} s.", ""]
+        out += ["", walls(runs, mtu, (("rxe-deb", "Soft-RoCE"), ("rsim", "rdma-sim"))), ""]
         out += goals(data, mtu) + [""]
         if any(r["stack"] == "rxe" and r["mtu"] == mtu for r in runs):
             out += ["### virtio-net on our QEMU build against Debian's QEMU "
@@ -589,12 +649,13 @@ def report(data, stem):
             out += perftest_table(runs, mtu, (("rxe-deb", "Debian's QEMU"), ("rxe", "our QEMU")),
                                   (("rxe-deb", "rxe", "ours vs Debian's"),))
             out.append("")
+    out += generations_table(data)
     out += hops_table(data)
     out += sweep_table(data, os.path.basename(stem) + ".png")
     out += nvme_table(data)
     out += cluster_table(data)
     out += qps_table(data)
-    if (any(t["clock_failed"] for part in ("perftest", "sweep", "qps") for r in data[part]
+    if (any(t["clock_failed"] for part in ("perftest", "generations", "sweep", "qps") for r in data[part]
             for t in r["tests"]) or
             any(p["clock_failed"] for r in data["cluster"] for p in r["pairs"])):
         out += [CLOCK_FAILED_NOTE, ""]

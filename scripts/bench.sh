@@ -12,11 +12,21 @@
 # rdma-sim also runs on QEMU without those changes (make qemu-plain,
 # PLAIN_QEMU_BINARY): how much of its speed they give.
 #
-# Parts (BENCH_PARTS, default "perftest sweep hops nvme cluster"):
+# Parts (BENCH_PARTS, default "perftest generations sweep hops nvme
+# cluster"):
 #  perftest  bandwidth and latency tests; each pair runs BENCH_RUNS times
 #            (default 3), the stacks in turn: two cores shared by four busy
 #            threads make single runs vary by a third or more, so the table
 #            gives the median and the range of the runs.
+#  generations  the same tests between rdma-sim guests on each generation
+#            of configs/generations, oldest, middle and default (the
+#            newest): its own QEMU build (build/qemu-VERSION-build) with its
+#            own guest kernel (GUEST_ABI=its series) and the driver built
+#            for it; BENCH_RUNS times at each MTU, in the same rounds as
+#            perftest's stacks, so that the machine's drift hits all alike.
+#            The table, newest against oldest, is how the default is chosen.
+#            A generation whose QEMU is not built is skipped (make qemu-all
+#            builds them all).
 #  sweep     ib_write_bw and ib_write_lat from 2 B to 1 MiB, once per stack
 #            and MTU: the plot.
 #  hops      ib_send_lat and ib_write_lat at 2 B between rdma-sim guests
@@ -55,9 +65,8 @@ vmtest_init bench
 iters=${BENCH_ITERS:-2000}
 lat=${LAT_ITERS:-2000}
 all_mtus=${BENCH_MTUS:-1500 9000}
-mtus=$all_mtus
 runs=${BENCH_RUNS:-3}
-parts=" ${BENCH_PARTS:-perftest sweep hops nvme cluster} "
+parts=" ${BENCH_PARTS:-perftest generations sweep hops nvme cluster} "
 debian_qemu=${BENCH_DEBIAN_QEMU:-/usr/bin/qemu-system-x86_64}
 plain_qemu=${PLAIN_QEMU_BINARY:-build/qemu-plain-build/qemu-system-x86_64}
 rsim_stacks="rsim rsim-plain"
@@ -67,7 +76,6 @@ if [[ ! -x $plain_qemu ]]; then
 fi
 [[ -x $debian_qemu ]] ||
     vmtest_fail "$debian_qemu not found: Soft-RoCE runs on Debian's QEMU; install qemu-system-x86 (make deps) or set BENCH_DEBIAN_QEMU"
-[[ $parts == *" perftest "* ]] || mtus=''
 [[ $runs =~ ^[1-9][0-9]*$ ]] || vmtest_fail "BENCH_RUNS must be a positive number of runs, not '$runs'"
 cmds="ib_write_bw -s 65536 -n $iters
 ib_write_bw -s 1048576 -n $((iters / 8))
@@ -94,6 +102,44 @@ stamp=$(date +%Y%m%d-%H%M%S)
 raw=build/bench/raw-$stamp
 mkdir -p "$raw"
 
+# The generations part: a stack per generation of configs/generations,
+# named qemuQ-linuxK (its QEMU and kernel series), oldest first.  Each has
+# its QEMU build, its guest kernel's ABI and the driver built for it;
+# gen_info is what generations/KEY/mtuM/runN/generation.txt records.  A
+# generation whose QEMU is not built is skipped, in
+# generations/skipped-KEY.txt.
+# shellcheck source=configs/generations
+. configs/generations
+gen_keys=''
+declare -A gen_qemu=() gen_qver=() gen_abi=() gen_info=()
+if [[ $parts == *" generations "* ]]; then
+    for role in oldest middle default; do
+        qv=GEN_${role^^}_QEMU kv=GEN_${role^^}_KERNEL
+        q=${!qv} k=${!kv}
+        key=qemu$q-linux$k bin=build/qemu-$q-build/qemu-system-x86_64
+        if [[ ! -x $bin ]]; then
+            echo "bench: generations: QEMU $q with Linux $k ($role) skipped: $bin is not built; make QEMU_VERSION=$q builds it (make qemu-all: every generation)" >&2
+            mkdir -p "$raw/generations"
+            printf 'role=%s\nqemu=%s\nlinux=%s\nmake=make QEMU_VERSION=%s\n' "$role" "$q" "$k" "$q" \
+                >"$raw/generations/skipped-$key.txt"
+            continue
+        fi
+        qver=$(tests/vm/vm qemu-version "$bin") ||
+            vmtest_fail "cannot tell the version of $bin (tests/vm/vm qemu-version $bin)"
+        [[ $qver == "$q".* ]] || vmtest_fail "$bin is QEMU '$qver', not $q.x: make QEMU_VERSION=$q"
+        abi=$(GUEST_ABI=$k tests/vm/vm abi) ||
+            vmtest_fail "cannot tell the Linux $k ABI (GUEST_ABI=$k tests/vm/vm abi)"
+        make -s -C guest-driver GUEST_ABI="$abi" >/dev/null ||
+            vmtest_fail "building rdma_sim.ko for Linux $abi failed (make -C guest-driver GUEST_ABI=$abi)"
+        # the kernel fetched and the initramfs built now, not in a pair's time
+        GUEST_ABI=$abi tests/vm/vm build-initramfs >/dev/null ||
+            vmtest_fail "building the initramfs of Linux $abi failed (GUEST_ABI=$abi tests/vm/vm build-initramfs)"
+        gen_keys+=" $key" gen_qemu[$key]=$bin gen_qver[$key]=$qver gen_abi[$key]=$abi
+        gen_info[$key]="role=$role"$'\n'"qemu=$q"$'\n'"linux=$k"$'\n'"qemu_version=$qver"$'\n'"abi=$abi"
+        echo "bench: generations: $key: QEMU $qver ($bin), Linux $abi ($role)"
+    done
+fi
+
 # keep DIR CMDS WALL: the client's outputs of the pair run just done
 keep() {
     mkdir -p "$raw/$1"
@@ -105,13 +151,17 @@ keep() {
 }
 
 # pair STACK WHAT TIMEOUT SCRIPT ARGS...: one pair run; pair_wall is its
-# duration in seconds (boot, setup, all tests, power off)
+# duration in seconds (boot, setup, all tests, power off).  A generation's
+# pair boots its kernel and loads the driver built for it (GUEST_ABI for
+# tests/vm/vm, VMTEST_ABI for vmtest_run's module); the others, the
+# kernel vmtest_init resolved.
 pair() {
     local stack=$1 what=$2 limit=$3 script=$4 t0=$SECONDS
+    local abi=${gen_abi[$1]:-$VMTEST_ABI} abi_b=${gen_abi[$1]:-$VMTEST_ABI_B}
     shift 4
     echo "bench: $stack pair, $what ..."
-    QEMU=$(stack_qemu "$stack") vmtest_pair "$(stack_nic "$stack")" "$(stack_nic "$stack")" \
-        -t "$limit" -s "$script" "$@"
+    QEMU=$(stack_qemu "$stack") GUEST_ABI=$abi GUEST_ABI_B=$abi_b VMTEST_ABI=$abi VMTEST_ABI_B=$abi_b \
+        vmtest_pair "$(stack_nic "$stack")" "$(stack_nic "$stack")" -t "$limit" -s "$script" "$@"
     ((VMTEST_RC == 0)) || vmtest_fail "the $stack pair ($what) failed (logs: $VMTEST_RUN)"
     pair_wall=$((SECONDS - t0))
 }
@@ -119,21 +169,52 @@ pair() {
 # A pair's stack and QEMU: rxe-deb, Soft-RoCE on Debian's QEMU; rxe,
 # Soft-RoCE on our build; rsim, rdma-sim (our build).  stack_qemu KEY
 # prints the QEMU binary (empty: the harness's default, our build).
-# rsim-plain, rdma-sim on our QEMU without patches/qemu (make qemu-plain).
-stack_nic() { local n=${1%-deb}; echo "${n%-plain}"; }
+# rsim-plain, rdma-sim on our QEMU without patches/qemu (make qemu-plain);
+# a generation's key (gen_keys), rdma-sim on that generation's QEMU.
+stack_nic() {
+    local n=${1%-deb}
+    [[ -z ${gen_qemu[$1]:-} ]] || n=rsim
+    echo "${n%-plain}"
+}
 stack_qemu() {
     case $1 in
     *-deb) echo "$debian_qemu" ;;
     *-plain) echo "$plain_qemu" ;;
+    *) echo "${gen_qemu[$1]:-}" ;;
     esac
 }
 
+# gen_check KEY DIR: both guests of the pair just done ran the kernel and
+# the QEMU of generation KEY; DIR/generation.txt records them.
+gen_check() {
+    local key=$1 i r
+    for i in 0 1; do
+        r=${VMTEST_RESULTS[i]:-}
+        [[ -n $r && $(cat "$r/kernel" 2>/dev/null) == "${gen_abi[$key]}" ]] ||
+            vmtest_fail "the $key pair's guest $i ran Linux '$(cat "$r/kernel" 2>/dev/null)', not ${gen_abi[$key]} (logs: $VMTEST_RUN)"
+        [[ $(cat "$r/qemu-version" 2>/dev/null) == "${gen_qver[$key]}" ]] ||
+            vmtest_fail "the $key pair's guest $i was booted by QEMU '$(cat "$r/qemu-version" 2>/dev/null)', not ${gen_qver[$key]} (logs: $VMTEST_RUN)"
+    done
+    mkdir -p "$raw/$2"
+    { echo "${gen_info[$key]}"; echo "machine=$(cat "$r/machine" 2>/dev/null)"; } >"$raw/$2/generation.txt"
+}
+
+# perftest's stacks and the generations, in turn in each round
+pair_stacks=''
+[[ $parts != *" perftest "* ]] || pair_stacks="rxe-deb rxe $rsim_stacks"
+pair_stacks+=$gen_keys
+
 for ((run = 1; run <= runs; run++)); do
-    for mtu in $mtus; do
-        for stack in rxe-deb rxe $rsim_stacks; do
+    for mtu in $all_mtus; do
+        for stack in $pair_stacks; do
             pair "$stack" "run $run of $runs, Ethernet MTU $mtu" \
                 1200 tests/vm/guest/pair-cmds.sh -e GT_ETH_MTU="$mtu" -e PAIR_CMDS="$cmds"
-            keep "perftest/$stack/mtu$mtu/run$run" "$cmds" "$pair_wall"
+            dir=perftest/$stack/mtu$mtu/run$run
+            if [[ -n ${gen_qemu[$stack]:-} ]]; then
+                dir=generations/$stack/mtu$mtu/run$run
+                gen_check "$stack" "$dir"
+            fi
+            keep "$dir" "$cmds" "$pair_wall"
         done
     done
     [[ $parts == *" nvme "* ]] || continue
