@@ -163,7 +163,7 @@ demo:
 # goes to build/bench/bench-latest.md.
 bench:
 	@$(REPO)/scripts/deps.sh --if-missing $(DEPS_PACKAGES)
-	@$(MAKE) --no-print-directory qemu qemu-plain
+	@$(MAKE) --no-print-directory qemu-all qemu-plain
 	$(REPO)/scripts/bench.sh
 
 # The guest driver, as the VM tests build it.

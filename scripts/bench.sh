@@ -68,7 +68,8 @@ all_mtus=${BENCH_MTUS:-1500 9000}
 runs=${BENCH_RUNS:-3}
 parts=" ${BENCH_PARTS:-perftest generations sweep hops nvme cluster} "
 debian_qemu=${BENCH_DEBIAN_QEMU:-/usr/bin/qemu-system-x86_64}
-plain_qemu=${PLAIN_QEMU_BINARY:-build/qemu-plain-build/qemu-system-x86_64}
+# make qemu-plain builds it for the default QEMU (configs/generations)
+plain_qemu=${PLAIN_QEMU_BINARY:-build/qemu-plain-$GEN_DEFAULT_QEMU-build/qemu-system-x86_64}
 rsim_stacks="rsim rsim-plain"
 if [[ ! -x $plain_qemu ]]; then
     echo "bench: $plain_qemu not found, so no rdma-sim on QEMU without our patches: make qemu-plain (make bench builds it)" >&2
