@@ -53,7 +53,8 @@ limit=240
 letters=(A B)
 
 # ramroot_initrd OUT IP CMD [CONNECT_WAIT]: a RAM-root initrd that runs CMD
-# (@DEV@, @GID@ filled in by the guest; its first word is the program).
+# (@DEV@, @GID@ filled in by the guest; its first word is the program, by
+# its name: tests/vm/progs' or one in PATH).
 ramroot_initrd() {
     local out=$1 conf=$1.conf prog
     prog=${3%% *}
@@ -188,7 +189,7 @@ for pass in ${MIG_PASSES:-pingpong write-bw read-bw atomic lossy both snapshot};
         ;;
     atomic)
         # for 12 s, as many as the host manages (24000 a second here)
-        server="$atomic -d @DEV@ -g @GID@" client="atomic-check -D ${MIG_ATOMIC_SECONDS:-12}"
+        server="atomic-check -d @DEV@ -g @GID@" client="atomic-check -D ${MIG_ATOMIC_SECONDS:-12}"
         need_rate=1
         ;;
     *) vmtest_fail "unknown pass '$pass' (pingpong, write-bw, read-bw, atomic, lossy, both, snapshot)" ;;

@@ -179,11 +179,14 @@ vmtest_plain() {
 # (busybox, the 9p modules) with a cpio appended: the kernel unpacks both,
 # the second one's files win. It brings tests/vm/guest-ramroot-init as
 # /init, CONF as /ramroot/conf, the RDMA core modules and the driver
-# (VMTEST_KO or build/driver/ABI/rdma_sim.ko) in load order, and each PROG
-# with the shared libraries ldd names, at their host paths, plus
-# libibverbs' providers that rdma_sim needs (rxe's, the ABI the driver
-# speaks). Files are copied (symlinks followed): /lib is usr/lib on the
-# host, not in the initramfs.
+# (VMTEST_KO or build/driver/ABI/rdma_sim.ko) in load order, each PROG in
+# /ramroot/bin (first in the guest's PATH: RR_CMD names it by its name) and
+# the shared libraries ldd names at their host paths, plus libibverbs'
+# providers that rdma_sim needs (rxe's, the ABI the driver speaks). A PROG
+# without a slash is one of tests/vm/progs, else a program in PATH. The
+# programs are not at their host paths: the checkout may lie anywhere, under
+# /tmp too, where the guest mounts a tmpfs.  Files are copied (symlinks
+# followed): /lib is usr/lib on the host, not in the initramfs.
 vmtest_ramroot_initrd() {
     local out=$1 conf=$2 abi=${VMTEST_ABI:-} root tmp f lib m
     shift 2
@@ -193,7 +196,7 @@ vmtest_ramroot_initrd() {
     tests/vm/vm build-initramfs "$abi" >/dev/null ||
         vmtest_fail "building the initramfs for $abi failed (tests/vm/vm build-initramfs $abi)"
     tmp=$(mktemp -d "${TMPDIR:-/tmp}/ramroot.XXXXXX")
-    mkdir -p "$tmp/ramroot/modules" "$tmp/etc/libibverbs.d"
+    mkdir -p "$tmp/ramroot/modules" "$tmp/ramroot/bin" "$tmp/etc/libibverbs.d"
     install -m 0755 tests/vm/guest-ramroot-init "$tmp/init"
     cp "$conf" "$tmp/ramroot/conf"
     : >"$tmp/ramroot/modules/load-order"
@@ -216,14 +219,19 @@ vmtest_ramroot_initrd() {
     local path
     for f in "$@" "$provider"; do
         path=$f
-        if [[ $f != /* ]]; then
+        if [[ $f != */* && -x tests/vm/progs/$f ]]; then
+            path=$PWD/tests/vm/progs/$f
+        elif [[ $f != */* ]]; then
             path=$(command -v "$f") || { rm -rf "$tmp"; vmtest_fail "vmtest_ramroot_initrd: program $f not found"; }
         fi
-        for lib in "$path" $(ldd "$path" | grep -oE '/[^ ]+'); do
+        [[ $f == "$provider" ]] || cp -L "$path" "$tmp/ramroot/bin/"
+        for lib in $(ldd "$path" | grep -oE '/[^ ]+'); do
             mkdir -p "$tmp$(dirname "$lib")"
             cp -L "$lib" "$tmp$lib"
         done
     done
+    mkdir -p "$tmp$(dirname "$provider")"
+    cp -L "$provider" "$tmp$provider"
     # ldd names libraries under /lib and /lib64, which are usr/ on the host
     # (merged /usr); the copies are where ldd says, so no links are needed.
     { cat "build/guest/$abi/initramfs.cpio" &&
@@ -284,6 +292,6 @@ vmtest_done() {
         echo "PASS: $VMTEST_NAME"
         exit 0
     fi
-    echo "FAIL: $VMTEST_NAME (logs: $VMTEST_RUN)"
+    echo "FAIL: $VMTEST_NAME${VMTEST_RUN:+ (logs: $VMTEST_RUN)}"
     exit 1
 }
