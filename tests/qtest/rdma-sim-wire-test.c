@@ -367,11 +367,14 @@ static uint16_t udp_bind_any(int fd)
 /*
  * A device whose netdev is a UDP socket pair with the test: -netdev
  * socket,udp= or, with dgram, -netdev dgram.  The device plays 10.0.0.2
- * at 52:54:00:5e:00:02 (GID 0), the guest the captured frames are for.
+ * at 52:54:00:5e:00:02 (GID 0), the guest the captured frames are for;
+ * props: more of its properties, or NULL.
  */
-static QSimDev *wire_start(const char *machine, Wire *w, bool dgram)
+static QSimDev *wire_start_props(const char *machine, Wire *w, bool dgram,
+                                 const char *props)
 {
-    static const char mac[] = "mac=52:54:00:5e:00:02";
+    g_autofree char *mac = g_strdup_printf("mac=52:54:00:5e:00:02%s%s",
+                                           props ? "," : "", props ?: "");
     int probe = socket(AF_INET, SOCK_DGRAM, 0);
     g_autofree char *netdev = NULL;
     uint16_t dev_port, my_port;
@@ -399,6 +402,11 @@ static QSimDev *wire_start(const char *machine, Wire *w, bool dgram)
     qsim_bringup(d);
     qsim_gid_add_v4(d, 0, 2);
     return d;
+}
+
+static QSimDev *wire_start(const char *machine, Wire *w, bool dgram)
+{
+    return wire_start_props(machine, w, dgram, NULL);
 }
 
 static void wire_stop(QSimDev *d, Wire *w)
@@ -496,17 +504,18 @@ static void test_wire_burst(const char *machine)
 }
 
 /*
- * A device on a UDP wire with an RC QP in RTS, connected to QPN 0x11 at
- * 10.0.0.1 (played by the test), first PSN 0x123456; a buffer of len
- * bytes with an MR.
+ * A device (with props, or NULL) on a UDP wire with an RC QP in RTS,
+ * connected to QPN 0x11 at 10.0.0.1 (played by the test), first PSN
+ * 0x123456; a buffer of len bytes with an MR.
  */
 static QSimDev *wire_rc_connect_retry(const char *machine, Wire *w,
                                       bool dgram, QSimEndpoint *ep,
                                       QSimMr *mr, uint64_t len,
-                                      uint8_t timeout, uint8_t retry_cnt)
+                                      uint8_t timeout, uint8_t retry_cnt,
+                                      const char *props)
 {
     static const uint8_t peer_mac[6] = { 0x52, 0x54, 0, 0x5e, 0, 1 };
-    QSimDev *d = wire_start(machine, w, dgram);
+    QSimDev *d = wire_start_props(machine, w, dgram, props);
     QSimPath path = {
         .type = RSIM_QPT_RC,
         .access = QSIM_ACC_ALL,
@@ -536,7 +545,7 @@ static QSimDev *wire_rc_connect_retry(const char *machine, Wire *w,
 static QSimDev *wire_rc_connect(const char *machine, Wire *w, bool dgram,
                                 QSimEndpoint *ep, QSimMr *mr, uint64_t len)
 {
-    return wire_rc_connect_retry(machine, w, dgram, ep, mr, len, 20, 7);
+    return wire_rc_connect_retry(machine, w, dgram, ep, mr, len, 20, 7, NULL);
 }
 
 /*
@@ -813,7 +822,7 @@ static void test_wire_peer_restored(const char *machine)
     QSimMr mr;
     Wire w;
     QSimDev *d = wire_rc_connect_retry(machine, &w, false, &ep, &mr, 4096,
-                                       14, retry_cnt);
+                                       14, retry_cnt, NULL);
     uint32_t acked;
 
     qsim_fill_pattern(d, mr.addr, 64, 4);
@@ -863,6 +872,25 @@ static void test_wire_peer_restored(const char *machine)
     wire_stop(d, &w);
 }
 
+/* Send the peer's READ request (AckReq) for len bytes at va to the QP. */
+static void wire_send_read(Wire *w, uint32_t qpn, uint32_t psn, uint64_t va,
+                           uint32_t rkey, uint32_t len)
+{
+    uint8_t rd[74];
+
+    /* rxe_ack's headers as a READ request with a RETH */
+    memcpy(rd, rxe_ack, 54);
+    rd[42] = 0x0c;                              /* RC RDMA READ request */
+    stl_be_p(rd + 46, qpn);
+    stl_be_p(rd + 50, 0x80000000 | psn);        /* AckReq */
+    stq_be_p(rd + 54, va);
+    stl_be_p(rd + 62, rkey);
+    stl_be_p(rd + 66, len);
+    /* IP and UDP lengths, IP checksum, ICRC */
+    g_assert_cmpuint(qsim_roce_finish(rd, sizeof(rd) - 4, 0), ==, sizeof(rd));
+    wire_send(w, rd, sizeof(rd));
+}
+
 /*
  * A READ request for more than IBTA's largest message (2^31 bytes): one
  * 74-byte frame must not make the device send 4 GiB.  NAKed as an invalid
@@ -870,23 +898,13 @@ static void test_wire_peer_restored(const char *machine)
  */
 static void test_wire_read_too_long(const char *machine)
 {
-    uint8_t f[74], nak[2048];
+    uint8_t nak[2048];
     QSimEndpoint ep;
     QSimMr mr;
     Wire w;
     QSimDev *d = wire_rc_connect(machine, &w, false, &ep, &mr, 4096);
 
-    /* rxe_ack's headers as a READ request with a RETH */
-    memcpy(f, rxe_ack, 54);
-    f[42] = 0x0c;                               /* RC RDMA READ request */
-    stl_be_p(f + 46, ep.qp.qpn);
-    stl_be_p(f + 50, 0x80000000);               /* AckReq, PSN 0 */
-    stq_be_p(f + 54, mr.addr);
-    stl_be_p(f + 62, mr.rkey);
-    stl_be_p(f + 66, 0x80000001);
-    /* IP and UDP lengths, IP checksum, ICRC */
-    g_assert_cmpuint(qsim_roce_finish(f, sizeof(f) - 4, 0), ==, sizeof(f));
-    wire_send(&w, f, sizeof(f));
+    wire_send_read(&w, ep.qp.qpn, 0, mr.addr, mr.rkey, 0x80000001);
     g_assert_cmpint(wire_recv(d, &w, nak, sizeof(nak)), ==, 62);
     g_assert_cmphex(nak[42], ==, 0x11);                 /* ACKNOWLEDGE */
     g_assert_cmphex(ldl_be_p(nak + 50) & 0xffffff, ==, 0);
@@ -924,7 +942,7 @@ static void test_wire_read_shares_turn(const char *machine)
         { true, 32 }, { false, 32 }, { true, 32 }, { false, 17 }, { true, 32 },
     };
     const uint32_t psn0 = 0x123456, rd_pkts = 96;
-    uint8_t rd[74], f[2048];
+    uint8_t f[2048];
     g_autofree char *pcap = NULL;
     int64_t deadline;
     uint32_t r = 0, s = 0;
@@ -960,19 +978,11 @@ static void test_wire_read_shares_turn(const char *machine)
                              " {'qom-type': 'filter-buffer', 'id': 'hold',"
                              " 'netdev': 'n0', 'queue': 'tx',"
                              " 'interval': 1000}}");
-    /* rxe_ack's headers as a READ request (PSN 0, AckReq) for all of mr */
-    memcpy(rd, rxe_ack, 54);
-    rd[42] = 0x0c;
-    stl_be_p(rd + 46, ep.qp.qpn);
-    stl_be_p(rd + 50, 0x80000000);
-    stq_be_p(rd + 54, mr.addr);
-    stl_be_p(rd + 62, mr.rkey);
-    stl_be_p(rd + 66, rd_pkts * 1024);
-    g_assert_cmpuint(qsim_roce_finish(rd, sizeof(rd) - 4, 0), ==, sizeof(rd));
-    wire_send(&w, rd, sizeof(rd));
+    /* a READ request (PSN 0) for all of mr: a frame of 74 bytes */
+    wire_send_read(&w, ep.qp.qpn, 0, mr.addr, mr.rkey, rd_pkts * 1024);
     /* held once dumped: the pcap file header, a record header, the frame */
     deadline = g_get_monotonic_time() + QSIM_POLL_US;
-    while (stat(pcap, &st) || (size_t)st.st_size < 24 + 16 + sizeof(rd)) {
+    while (stat(pcap, &st) || (size_t)st.st_size < 24 + 16 + 74) {
         g_assert_cmpint(g_get_monotonic_time(), <, deadline);
         g_usleep(1000);
     }
