@@ -16,6 +16,21 @@
  *   grows back by one path MTU per budget's worth of acknowledged bytes.
  *   A QP with nothing in flight may always send, so every QP progresses.
  *
+ * - READ responses fill the same buffer, and no acknowledgement says when
+ *   they have left it: their bytes count in the budget too, and leave it
+ *   as time passes, the budget's worth per round trip of the port (the
+ *   smoothed round trip of all its QPs that reach the network; 5 ms, the
+ *   first probe timeout, while none was measured).  A responder sends
+ *   while the budget has room and otherwise waits for the pace timer, set
+ *   for when a quarter of the budget will be free; while none of the
+ *   port's responses are counted it may always send one, so every QP
+ *   progresses.  A repeated READ request for responses already sent means
+ *   they were lost: it cuts the budget like any loss, and bytes that
+ *   drained make it grow back as acknowledged ones do.  The default 80 KiB
+ *   at a round trip of 1 ms is 78 MiB/s, at 5 ms 15.6 MiB/s.  Responses
+ *   to the device's own GIDs are not counted: the loopback queue holds
+ *   back its responders itself (rdma_sim_xmit_room()).
+ *
  * - A lost packet at the end of a burst is followed by nothing the
  *   responder could NAK, and the QP's timeout (perftest's 14 means 67 ms)
  *   would stall the QP.  After a probe timeout of about two round trips
@@ -86,8 +101,11 @@ static void rdma_sim_flow_arm_probe(RdmaSimQp *qp, bool restart)
     }
 }
 
-static void rdma_sim_flow_rtt_sample(RdmaSimXport *x, int64_t rtt)
+static void rdma_sim_flow_rtt_sample(RdmaSimState *s, RdmaSimQp *qp,
+                                     int64_t rtt)
 {
+    RdmaSimXport *x = qp->x;
+
     if (!x->srtt_ns) {
         x->srtt_ns = rtt;
         x->rttvar_ns = rtt / 2;
@@ -96,6 +114,10 @@ static void rdma_sim_flow_rtt_sample(RdmaSimXport *x, int64_t rtt)
 
         x->srtt_ns += err / 8;
         x->rttvar_ns += ((err < 0 ? -err : err) - x->rttvar_ns) / 4;
+    }
+    /* the port's, for its READ responses: only what crossed the network */
+    if (!rdma_sim_path_is_local(s, &x->path)) {
+        s->tx_srtt_ns += s->tx_srtt_ns ? (rtt - s->tx_srtt_ns) / 8 : rtt;
     }
 }
 
@@ -148,22 +170,107 @@ void rdma_sim_flow_probed(RdmaSimState *s, RdmaSimQp *qp,
  * The port's budget
  */
 
-/* Charge the QP's unacknowledged bytes to the port; wake waiting QPs. */
-static void rdma_sim_flow_charge(RdmaSimState *s, RdmaSimQp *qp, uint64_t bytes)
+/* After a cut: one MTU more per budget's worth acknowledged or drained */
+static void rdma_sim_flow_grow(RdmaSimState *s, uint64_t bytes, uint32_t mtu)
 {
-    RdmaSimXport *x = qp->x;
-    RdmaSimQp *w, *next;
+    s->tx_cwnd_acc += bytes;
+    if (s->tx_cwnd_acc >= s->tx_cwnd) {
+        s->tx_cwnd_acc = 0;
+        if (s->tx_cwnd < rdma_sim_flow_cwnd_max(s)) {
+            s->tx_cwnd = MIN(s->tx_cwnd + mtu, rdma_sim_flow_cwnd_max(s));
+        }
+    }
+}
 
-    s->tx_inflight = s->tx_inflight - x->charged + bytes;
-    x->charged = bytes;
-    /* wake the waiting QPs when a quarter is free, not for every packet */
-    if (s->tx_inflight + s->tx_cwnd / 4 > s->tx_cwnd) {
+/* The round trip the budget's worth of READ responses drains in */
+static uint32_t rdma_sim_flow_port_rtt(RdmaSimState *s)
+{
+    return s->tx_srtt_ns > 0 ? MIN(s->tx_srtt_ns, RDMA_SIM_PTO_MAX_NS)
+                             : RDMA_SIM_PTO_INITIAL_NS;
+}
+
+/*
+ * READ responses are never acknowledged: take out of the budget what of
+ * them has drained since the last time, at the budget per round trip.
+ * What drained counts toward the budget's growth (mtu: of the QP that
+ * looks).
+ */
+static void rdma_sim_flow_drain(RdmaSimState *s, uint32_t mtu)
+{
+    int64_t now = rdma_sim_flow_now();
+    int64_t elapsed = now - s->tx_resp_drained_ns;
+    uint32_t rtt = rdma_sim_flow_port_rtt(s);
+    uint64_t gone;
+
+    if (!s->tx_resp_inflight) {
+        s->tx_resp_drained_ns = now;    /* an empty budget banks no time */
         return;
     }
+    if (elapsed <= 0) {
+        return;
+    }
+    /* muldiv64() multiplies in 128 bits; below the time all take, gone fits */
+    if ((uint64_t)elapsed >=
+        muldiv64_round_up(s->tx_resp_inflight, rtt, s->tx_cwnd)) {
+        gone = s->tx_resp_inflight;
+    } else {
+        gone = muldiv64(elapsed, s->tx_cwnd, rtt);
+    }
+    s->tx_resp_inflight -= gone;
+    s->tx_inflight -= gone;
+    s->tx_resp_drained_ns = now;
+    rdma_sim_flow_grow(s, gone, mtu);
+}
+
+/* Let the QPs waiting for the budget try again. */
+static void rdma_sim_flow_wake(RdmaSimState *s)
+{
+    RdmaSimQp *w, *next;
+
     QTAILQ_FOREACH_SAFE(w, &s->tx_blocked, flow_link, next) {
         QTAILQ_REMOVE(&s->tx_blocked, w, flow_link);
         w->flow_blocked = false;
         rdma_sim_qp_schedule(s, w);
+    }
+}
+
+/*
+ * The QP waits for room for bytes in the budget: for an acknowledgement that
+ * frees some (rdma_sim_flow_charge()) and, while READ responses are
+ * counted, for the pace timer, set for when enough of them will have
+ * drained: a quarter of the budget (so that responses leave in bursts, not
+ * one packet a timer), or all of them, after which a responder may send
+ * one packet in any case.  The timer is always set in the future, so a
+ * waiting QP never spins.
+ */
+static void rdma_sim_flow_block(RdmaSimState *s, RdmaSimQp *qp, uint64_t bytes)
+{
+    uint64_t want = s->tx_inflight + MAX(bytes, s->tx_cwnd / 4), need;
+
+    if (!qp->flow_blocked) {
+        qp->flow_blocked = true;
+        QTAILQ_INSERT_TAIL(&s->tx_blocked, qp, flow_link);
+    }
+    if (!s->tx_resp_inflight) {
+        return;
+    }
+    need = MIN(want > s->tx_cwnd ? want - s->tx_cwnd : 1, s->tx_resp_inflight);
+    timer_mod_anticipate(s->tx_pace_timer, s->tx_resp_drained_ns +
+                         muldiv64_round_up(need, rdma_sim_flow_port_rtt(s),
+                                           s->tx_cwnd));
+}
+
+/* Charge the QP's unacknowledged bytes to the port; wake waiting QPs. */
+static void rdma_sim_flow_charge(RdmaSimState *s, RdmaSimQp *qp, uint64_t bytes)
+{
+    RdmaSimXport *x = qp->x;
+
+    rdma_sim_flow_drain(s, x->mtu);
+    s->tx_inflight = s->tx_inflight - x->charged + bytes;
+    x->charged = bytes;
+    /* wake the waiting QPs when a quarter is free, not for every packet */
+    if (s->tx_inflight + s->tx_cwnd / 4 <= s->tx_cwnd) {
+        rdma_sim_flow_wake(s);
     }
 }
 
@@ -219,24 +326,68 @@ bool rdma_sim_flow_may_send(RdmaSimState *s, RdmaSimQp *qp, uint32_t pkts)
 {
     RdmaSimXport *x = qp->x;
 
+    rdma_sim_flow_drain(s, x->mtu);
     if (!x->charged ||
         s->tx_inflight + (uint64_t)pkts * x->mtu <= s->tx_cwnd) {
         return true;
     }
-    if (!qp->flow_blocked) {
-        qp->flow_blocked = true;
-        QTAILQ_INSERT_TAIL(&s->tx_blocked, qp, flow_link);
-    }
+    rdma_sim_flow_block(s, qp, (uint64_t)pkts * x->mtu);
     return false;
+}
+
+/*
+ * May the QP's responder send a READ response packet now?  It counts as
+ * an MTU, as a requester's packet does.
+ */
+bool rdma_sim_flow_resp_may_send(RdmaSimState *s, RdmaSimQp *qp)
+{
+    RdmaSimXport *x = qp->x;
+
+    if (rdma_sim_path_is_local(s, &x->path)) {
+        return true;
+    }
+    rdma_sim_flow_drain(s, x->mtu);
+    if (!s->tx_resp_inflight || s->tx_inflight + x->mtu <= s->tx_cwnd) {
+        return true;
+    }
+    if (!qp->flow_blocked) {
+        /* a wait, not each look during it (a turn looks twice) */
+        s->stats[RSIM_STAT_READ_RESP_WAITS]++;
+        trace_rdma_sim_resp_wait(qp->qpn, s->tx_resp_inflight,
+                                 s->tx_inflight, s->tx_cwnd);
+    }
+    rdma_sim_flow_block(s, qp, x->mtu);
+    return false;
+}
+
+/* A READ response packet left. */
+void rdma_sim_flow_resp_sent(RdmaSimState *s, RdmaSimQp *qp)
+{
+    RdmaSimXport *x = qp->x;
+
+    if (!rdma_sim_path_is_local(s, &x->path)) {
+        s->tx_resp_inflight += x->mtu;
+        s->tx_inflight += x->mtu;
+    }
+}
+
+/*
+ * The pace timer expired (transport.c): the responses have drained as far
+ * as the waiting QPs needed.  They look again in their turns.
+ */
+void rdma_sim_flow_paced(RdmaSimState *s)
+{
+    trace_rdma_sim_resp_drained();
+    rdma_sim_flow_wake(s);
 }
 
 /* A loss showed: cut the port's budget, once per round trip. */
 void rdma_sim_flow_loss(RdmaSimState *s, RdmaSimQp *qp)
 {
     int64_t now = rdma_sim_flow_now();
+    int64_t rtt = qp->x->srtt_ns ? qp->x->srtt_ns : s->tx_srtt_ns;
 
-    if (s->tx_cut_ns && now - s->tx_cut_ns < MAX(qp->x->srtt_ns,
-                                                 RDMA_SIM_PTO_MIN_NS)) {
+    if (s->tx_cut_ns && now - s->tx_cut_ns < MAX(rtt, RDMA_SIM_PTO_MIN_NS)) {
         return;
     }
     s->tx_cut_ns = now;
@@ -304,7 +455,7 @@ bool rdma_sim_flow_acked(RdmaSimState *s, RdmaSimQp *qp, uint32_t old_comp)
         return false;
     }
     if (x->rtt_sent_ns && roce_psn_cmp(x->comp_psn, x->rtt_psn) > 0) {
-        rdma_sim_flow_rtt_sample(x, rdma_sim_flow_now() - x->rtt_sent_ns);
+        rdma_sim_flow_rtt_sample(s, qp, rdma_sim_flow_now() - x->rtt_sent_ns);
         x->rtt_sent_ns = 0;
     }
     if (x->probing) {
@@ -315,15 +466,7 @@ bool rdma_sim_flow_acked(RdmaSimState *s, RdmaSimQp *qp, uint32_t old_comp)
         x->tx_psn = x->comp_psn;
     }
     x->probe_backoff = 0;
-
-    /* after a cut: one MTU more per budget's worth acknowledged */
-    s->tx_cwnd_acc += (uint64_t)pkts * x->mtu;
-    if (s->tx_cwnd_acc >= s->tx_cwnd) {
-        s->tx_cwnd_acc = 0;
-        if (s->tx_cwnd < rdma_sim_flow_cwnd_max(s)) {
-            s->tx_cwnd = MIN(s->tx_cwnd + x->mtu, rdma_sim_flow_cwnd_max(s));
-        }
-    }
+    rdma_sim_flow_grow(s, (uint64_t)pkts * x->mtu, x->mtu);
     rdma_sim_flow_recharge(s, qp);
     rdma_sim_flow_arm_probe(qp, true);
     return lost;
@@ -358,4 +501,8 @@ void rdma_sim_flow_reset(RdmaSimState *s)
     s->tx_cwnd = rdma_sim_flow_cwnd_max(s);
     s->tx_cwnd_acc = 0;
     s->tx_cut_ns = 0;
+    s->tx_resp_inflight = 0;
+    s->tx_resp_drained_ns = 0;
+    s->tx_srtt_ns = 0;
+    timer_del(s->tx_pace_timer);
 }

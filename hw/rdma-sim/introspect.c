@@ -6,7 +6,9 @@
  * device return what the device itself knows, as JSON through QMP's
  * qom-get (scripts/rdma-sim-top shows them live):
  *
- *   port      link state, MAC, MTU, host memory used, loopback queue
+ *   port      link state, MAC, MTU, host memory used, loopback queue,
+ *             the transmit budget (READ responses' part as of their last
+ *             transmission or wait) and round trip
  *   counters  every QUERY_STATS counter, by name
  *   pds       protection domains: number and references
  *   qps       queue pairs: type, state, PSNs, rings, outstanding work
@@ -147,7 +149,9 @@ static void rdma_sim_get_port(Object *obj, Visitor *v, const char *name,
         rdma_sim_v_u32(v, "loopback-queued",
                        g_queue_get_length(&s->loop_frames), errp) &&
         rdma_sim_v_u64(v, "tx-inflight", s->tx_inflight, errp) &&
-        rdma_sim_v_u64(v, "tx-budget", s->tx_cwnd, errp)) {
+        rdma_sim_v_u64(v, "tx-budget", s->tx_cwnd, errp) &&
+        rdma_sim_v_u64(v, "tx-read-responses", s->tx_resp_inflight, errp) &&
+        rdma_sim_v_u64(v, "srtt-us", s->tx_srtt_ns / 1000, errp)) {
         rdma_sim_v_end_struct(v, errp);
     }
 }

@@ -1245,6 +1245,94 @@ static const VMStateDescription vmstate_rdma_sim_frames = {
 };
 
 /*
+ * The READ responses the port's budget counts (flow.c): bytes, the age of
+ * their last drain, the port's round trip and the pace timer's time left.
+ * Loaded before rdma_sim_post_load(), which adds the bytes to tx_inflight.
+ */
+static bool rdma_sim_pacing_needed(void *opaque)
+{
+    RdmaSimState *s = opaque;
+
+    return s->tx_resp_inflight || s->tx_srtt_ns ||
+           timer_pending(s->tx_pace_timer);
+}
+
+static int rdma_sim_pacing_pre_save(void *opaque)
+{
+    RdmaSimState *s = opaque;
+
+    s->saved_drained_age_ns = rdma_sim_mig_now() - s->tx_resp_drained_ns;
+    s->saved_pace_ns = rdma_sim_timer_save(s->tx_pace_timer);
+    return 0;
+}
+
+static int rdma_sim_pacing_post_load(void *opaque, int version_id)
+{
+    RdmaSimState *s = opaque;
+
+    /* what flow.c lets in: the budget at most, or a packet when empty */
+    if (s->tx_resp_inflight > MAX((uint64_t)s->props.tx_window * KiB,
+                                  ROCE_MAX_PAYLOAD) ||
+        s->tx_srtt_ns < 0 || s->saved_drained_age_ns < 0) {
+        return rdma_sim_mig_refuse("port budget of", s->props.tx_window,
+                                   "KiB: bad READ response state");
+    }
+    s->tx_resp_drained_ns = rdma_sim_mig_now() - s->saved_drained_age_ns;
+    rdma_sim_timer_load(s->tx_pace_timer, s->saved_pace_ns);
+    return 0;
+}
+
+static const VMStateDescription vmstate_rdma_sim_pacing = {
+    .name = "rdma-sim/read-pacing",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = rdma_sim_pacing_needed,
+    .pre_save = rdma_sim_pacing_pre_save,
+    .post_load = rdma_sim_pacing_post_load,
+    .fields = (VMStateField[]) {
+        VMSTATE_UINT64(tx_resp_inflight, RdmaSimState),
+        VMSTATE_INT64(saved_drained_age_ns, RdmaSimState),
+        VMSTATE_INT64(tx_srtt_ns, RdmaSimState),
+        VMSTATE_INT64(saved_pace_ns, RdmaSimState),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
+/*
+ * The counters: a version 1 stream has those before READ_RESP_WAITS in
+ * its main section, those added since go in a subsection (when one of
+ * them is not 0), so that either stream loads.
+ */
+#define RDMA_SIM_MIG_STATS_V1   RSIM_STAT_READ_RESP_WAITS
+#define RDMA_SIM_MIG_STATS_MORE (RSIM_STAT_COUNT - RDMA_SIM_MIG_STATS_V1)
+/* version 1 had 40: a new counter goes at the end of RSIM_STATS_LIST */
+QEMU_BUILD_BUG_ON(RDMA_SIM_MIG_STATS_V1 != 40);
+
+static bool rdma_sim_more_counters_needed(void *opaque)
+{
+    RdmaSimState *s = opaque;
+
+    for (unsigned i = RDMA_SIM_MIG_STATS_V1; i < RSIM_STAT_COUNT; i++) {
+        if (s->stats[i]) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static const VMStateDescription vmstate_rdma_sim_more_counters = {
+    .name = "rdma-sim/more-counters",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = rdma_sim_more_counters_needed,
+    .fields = (VMStateField[]) {
+        VMSTATE_UINT64_SUB_ARRAY(stats, RdmaSimState, RDMA_SIM_MIG_STATS_V1,
+                                 RDMA_SIM_MIG_STATS_MORE),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
+/*
  * The device
  */
 
@@ -1297,7 +1385,11 @@ static int rdma_sim_post_load(void *opaque, int version_id)
             eq->refs++;
         }
     }
-    s->tx_inflight = 0;
+    if (!s->tx_cwnd || s->tx_cwnd > (uint64_t)s->props.tx_window * KiB) {
+        return rdma_sim_mig_refuse("port budget of", s->props.tx_window,
+                                   "KiB: bad budget");
+    }
+    s->tx_inflight = s->tx_resp_inflight;
     for (uint32_t i = 0; i < s->props.max_qp; i++) {
         if (s->qps[i] && s->qps[i]->x) {
             s->tx_inflight += s->qps[i]->x->charged;
@@ -1371,7 +1463,8 @@ const VMStateDescription vmstate_rdma_sim = {
         VMSTATE_UINT64(tx_cwnd, RdmaSimState),
         VMSTATE_UINT64(tx_cwnd_acc, RdmaSimState),
         VMSTATE_INT64(saved_cut_age_ns, RdmaSimState),
-        VMSTATE_UINT64_ARRAY(stats, RdmaSimState, RSIM_STAT_COUNT),
+        VMSTATE_UINT64_SUB_ARRAY(stats, RdmaSimState, 0,
+                                 RDMA_SIM_MIG_STATS_V1),
         /* referenced objects ahead of those referring to them */
         RDMA_SIM_TABLE("eqs", RDMA_SIM_MIG_EQS),
         RDMA_SIM_TABLE("gids", RDMA_SIM_MIG_GIDS),
@@ -1385,6 +1478,8 @@ const VMStateDescription vmstate_rdma_sim = {
     },
     .subsections = (const VMStateDescription * []) {
         &vmstate_rdma_sim_frames,
+        &vmstate_rdma_sim_pacing,
+        &vmstate_rdma_sim_more_counters,
         NULL
     }
 };

@@ -817,7 +817,8 @@ static const RdmaSimPropInfo rdma_sim_props[] = {
       "completion EQs" },
     { "tx-window", PROP(tx_window), 80, 4, 1024,
       "KiB of unacknowledged RC payload the port keeps in flight, all QPs "
-      "together; keep it below what the receiving host's UDP socket "
+      "together, READ responses included (they leave it at this much per "
+      "round trip); keep it below what the receiving host's UDP socket "
       "buffers (80 fits its default 208 KiB, counted with the kernel's "
       "overhead)" },
     { "fault-drop", PROP(fault_drop), 0, 0, 1000000,

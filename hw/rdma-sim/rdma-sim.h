@@ -324,11 +324,18 @@ struct RdmaSimState {
     uint64_t tx_cwnd_acc;               /* acknowledged since it grew */
     int64_t tx_cut_ns;                  /* when it was last cut */
     QTAILQ_HEAD(, RdmaSimQp) tx_blocked; /* QPs waiting for it */
+    uint64_t tx_resp_inflight;          /* READ responses' part of it */
+    int64_t tx_resp_drained_ns;         /* when that last drained */
+    int64_t tx_srtt_ns;                 /* port's round trip, 0: unknown */
+    QEMUTimer *tx_pace_timer;           /* responses drained: wake QPs */
 
     uint64_t stats[RSIM_STAT_COUNT];
     uint64_t host_mem;                  /* bytes of RDMA_SIM_HOST_MEM_MAX */
     /* migration.c: age of tx_cut_ns while saving or loading (-1: none) */
     int64_t saved_cut_age_ns;
+    /* ... of tx_resp_drained_ns, and tx_pace_timer's time left (-1: idle) */
+    int64_t saved_drained_age_ns;
+    int64_t saved_pace_ns;
 
     /* rate limit of the guest error log (rdma-sim.c) */
     int64_t log_sec;

@@ -319,8 +319,10 @@ static bool rdma_sim_resp_read_packet(RdmaSimState *s, RdmaSimQp *qp,
 }
 
 /*
- * Send pending READ responses, oldest READ first, at most *budget packets.
- * Returns true if responses remain (the QP is scheduled again).
+ * Send pending READ responses, oldest READ first, at most *budget packets
+ * and what the port's budget allows (flow.c).  Returns true if responses
+ * remain that may go now (the QP is scheduled again); a QP that waits for
+ * the budget is scheduled again when it has room.
  */
 bool rdma_sim_resp_run(RdmaSimState *s, RdmaSimQp *qp, unsigned *budget)
 {
@@ -336,14 +338,19 @@ bool rdma_sim_resp_run(RdmaSimState *s, RdmaSimQp *qp, unsigned *budget)
     while (x->rd_count && *budget && rdma_sim_xmit_room(s)) {
         RdmaSimResource *res = &x->res[x->rd_fifo[x->rd_head]];
 
-        if (!res->pending || res->next_pkt >= res->npkts ||
-            !rdma_sim_resp_read_packet(s, qp, res)) {
-            res->pending = false;
-            x->rd_head = (x->rd_head + 1) % x->nres;
-            x->rd_count--;
-            continue;
+        if (res->pending && res->next_pkt < res->npkts) {
+            if (!rdma_sim_flow_resp_may_send(s, qp)) {
+                return false;
+            }
+            if (rdma_sim_resp_read_packet(s, qp, res)) {
+                rdma_sim_flow_resp_sent(s, qp);
+                (*budget)--;
+                continue;
+            }
         }
-        (*budget)--;
+        res->pending = false;
+        x->rd_head = (x->rd_head + 1) % x->nres;
+        x->rd_count--;
     }
     return x->rd_count != 0;
 }
@@ -538,16 +545,30 @@ static void rdma_sim_resp_duplicate(RdmaSimState *s, RdmaSimQp *qp,
                                         pkt->psn, &res->orig);
             } else if (pkt->rkey != res->rkey) {
                 return;
-            } else if (res->pending) {
-                /* still sending: go back to the packet asked for */
-                res->next_pkt = MIN(res->next_pkt, (uint32_t)d);
+            } else if (res->pending && (uint32_t)d >= res->next_pkt) {
+                /*
+                 * Asked for before it was sent (it waits for the port's
+                 * budget): the peer timed out, nothing was lost.
+                 */
+                return;
             } else {
                 /*
-                 * The requester went back to this READ and sends every
-                 * later request again: answer from here, in order.
+                 * Asked for again after it was sent: lost.  The port's
+                 * budget is cut as for any loss, and the responses go
+                 * back to the packet asked for.
                  */
-                rdma_sim_resp_read_cancel_after(x, res->first_psn);
-                rdma_sim_resp_read_start(s, qp, res, d);
+                trace_rdma_sim_read_again(qp->qpn, pkt->psn);
+                rdma_sim_flow_loss(s, qp);
+                if (res->pending) {
+                    res->next_pkt = d;
+                } else {
+                    /*
+                     * The requester went back to this READ and sends every
+                     * later request again: answer from here, in order.
+                     */
+                    rdma_sim_resp_read_cancel_after(x, res->first_psn);
+                    rdma_sim_resp_read_start(s, qp, res, d);
+                }
             }
             return;
         }

@@ -125,6 +125,27 @@ static void rdma_sim_release_held(RdmaSimState *s)
     }
 }
 
+/* The GID of a destination address: IPv6, or IPv4 (4 bytes) mapped */
+static void rdma_sim_dest_gid(bool ipv6, const uint8_t *dip, uint8_t *gid)
+{
+    if (ipv6) {
+        memcpy(gid, dip, 16);
+    } else {
+        memset(gid, 0, 10);
+        gid[10] = gid[11] = 0xff;
+        memcpy(gid + 12, dip, 4);
+    }
+}
+
+/* As rdma_sim_xmit() decides for the path's frames */
+bool rdma_sim_path_is_local(RdmaSimState *s, const RocePath *p)
+{
+    uint8_t gid[16];
+
+    rdma_sim_dest_gid(p->ipv6, p->ipv6 ? p->dip : p->dip + 12, gid);
+    return rdma_sim_is_own_gid(s, gid);
+}
+
 /* Send a finished RoCE frame: to ourselves or to the network. */
 void rdma_sim_xmit(RdmaSimState *s, RoceFrame *f)
 {
@@ -132,13 +153,7 @@ void rdma_sim_xmit(RdmaSimState *s, RoceFrame *f)
     uint8_t gid[16];
     bool loop;
 
-    if (f->ipv6) {
-        memcpy(gid, dip, 16);
-    } else {
-        memset(gid, 0, 10);
-        gid[10] = gid[11] = 0xff;
-        memcpy(gid + 12, dip, 4);
-    }
+    rdma_sim_dest_gid(f->ipv6, dip, gid);
     loop = rdma_sim_is_own_gid(s, gid);
     if (s->xmit_at_once) {
         s->stats[RSIM_STAT_TX_AT_DOORBELL]++;
@@ -412,6 +427,22 @@ static void rdma_sim_probe_timer_cb(void *opaque)
         rdma_sim_xport_go_back(s, qp);
     }
     rdma_sim_flow_probed(s, qp, kind, psn, sent);
+    s->busy--;
+}
+
+/*
+ * The READ responses the port's budget counts have drained as far as the
+ * QPs waiting for it need (flow.c): they get turns.
+ */
+static void rdma_sim_pace_timer_cb(void *opaque)
+{
+    RdmaSimState *s = opaque;
+
+    if (rdma_sim_stopped(s)) {
+        return;
+    }
+    s->busy++;
+    rdma_sim_flow_paced(s);
     s->busy--;
 }
 
@@ -721,6 +752,8 @@ void rdma_sim_transport_init(RdmaSimState *s)
     QTAILQ_INIT(&s->work);
     g_queue_init(&s->loop_frames);
     g_queue_init(&s->rx_deferred);
+    s->tx_pace_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rdma_sim_pace_timer_cb,
+                                    s);
     rdma_sim_flow_reset(s);
     s->xport_bh = qemu_bh_new_guarded(rdma_sim_xport_bh, s,
                                       &DEVICE(s)->mem_reentrancy_guard);
@@ -761,6 +794,7 @@ void rdma_sim_transport_stop(RdmaSimState *s)
             timer_del(x->probe_timer);
         }
     }
+    timer_del(s->tx_pace_timer);
     rdma_sim_drop_frames(s);
 }
 
@@ -777,4 +811,6 @@ void rdma_sim_transport_cleanup(RdmaSimState *s)
 {
     rdma_sim_transport_reset(s);
     qemu_bh_delete(s->xport_bh);
+    timer_free(s->tx_pace_timer);
+    s->tx_pace_timer = NULL;
 }

@@ -18,7 +18,7 @@
  *   wqe.c        the device's copies of send and receive WQEs, and moving
  *                message bytes between them and packets
  *   flow.c       round-trip times, probe timing, the port's budget of
- *                unacknowledged bytes
+ *                unacknowledged bytes and READ responses
  *
  * Calls go one way.  transport.c calls the requester, the responder, the
  * completer and ud.c; these never call one another.  Where the completer
@@ -280,6 +280,8 @@ void rdma_sim_qp_schedule(RdmaSimState *s, RdmaSimQp *qp);
 void rdma_sim_retry_timer_update(RdmaSimState *s, RdmaSimQp *qp);
 void rdma_sim_path_from_av(RdmaSimState *s, const struct rsim_av *av,
                            uint32_t qpn, uint32_t dqpn, RocePath *p);
+/* Does the path lead to one of the device's own GIDs (internal loopback)? */
+bool rdma_sim_path_is_local(RdmaSimState *s, const RocePath *p);
 /* The fault generator (fault-seed); hit: true for ppm parts per million */
 uint32_t rdma_sim_fault_rand(RdmaSimState *s);
 bool rdma_sim_fault_hit(RdmaSimState *s, uint32_t ppm);
@@ -372,6 +374,9 @@ void rdma_sim_flow_qp_stop(RdmaSimState *s, RdmaSimQp *qp);
 uint32_t rdma_sim_flow_window(RdmaSimState *s, RdmaSimQp *qp);
 bool rdma_sim_flow_at_edge(RdmaSimState *s, RdmaSimQp *qp, uint32_t psn);
 bool rdma_sim_flow_may_send(RdmaSimState *s, RdmaSimQp *qp, uint32_t pkts);
+bool rdma_sim_flow_resp_may_send(RdmaSimState *s, RdmaSimQp *qp);
+void rdma_sim_flow_resp_sent(RdmaSimState *s, RdmaSimQp *qp);
+void rdma_sim_flow_paced(RdmaSimState *s);
 bool rdma_sim_flow_ack_wanted(RdmaSimQp *qp, uint32_t *psn);
 void rdma_sim_flow_sent(RdmaSimState *s, RdmaSimQp *qp, uint32_t psn,
                         uint32_t pkts, bool ackreq);

@@ -474,6 +474,7 @@ struct rsim_query_stats_resp {
     X(FAULT_DRIVER, "fault_driver_damaged"),                               \
     X(TX_AT_DOORBELL, "tx_at_doorbell"),                                   \
     X(RX_DROP_OWN, "rx_drop_own_frames"),                                  \
+    X(READ_RESP_WAITS, "read_response_waits"),                             \
     __VA_ARGS__                                                            \
 }
 

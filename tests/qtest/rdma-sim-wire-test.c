@@ -3,7 +3,7 @@
  * Ethernet through the Ethernet rings and a stream socket netdev; RoCEv2
  * on a UDP wire whose other end the test plays: frames Soft-RoCE sent,
  * the device's own frames field by field, bursts, NAKs, a READ's share of
- * a QP's turn, garbage.
+ * a QP's turn, READ responses paced by the port's budget, garbage.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -927,7 +927,8 @@ static void test_wire_read_too_long(const char *machine)
  * Nothing else moves the clock, so no tail-loss probe (5 ms) adds a frame.
  * The 49 SEND packets (the one the RNR NAK sends back, then 3 x 16) and
  * the 96 READ responses leave in the runs below, each kind complete and in
- * PSN order.
+ * PSN order.  Both count in the port's budget (tx-window, 145 KiB here),
+ * which is not what this test is about: the device has 1 MiB.
  */
 static void test_wire_read_shares_turn(const char *machine)
 {
@@ -952,8 +953,9 @@ static void test_wire_read_shares_turn(const char *machine)
     QSimMr mr;
     Wire w;
     QSimWr wr = { .opcode = RSIM_WR_SEND, .nsge = 1 };
-    QSimDev *d = wire_rc_connect(machine, &w, false, &ep, &mr,
-                                 rd_pkts * 1024);
+    QSimDev *d = wire_rc_connect_retry(machine, &w, false, &ep, &mr,
+                                       rd_pkts * 1024, 20, 7,
+                                       "tx-window=1024");
 
     /* 146 frames of 1 KiB wait in our socket: more than its default room */
     g_assert_cmpint(setsockopt(w.fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
@@ -1012,6 +1014,167 @@ static void test_wire_read_shares_turn(const char *machine)
 }
 
 /*
+ * The READ responses of 1 KiB that the device has sent by now, until it is
+ * quiet: each checked (opcode, PSN *next on, payload of the pattern with
+ * seed).  Returns how many.  Other frames than IPv4 (the announcements of
+ * a migrated device's MAC) are skipped.
+ */
+static uint32_t wire_take_read_resps(QSimDev *d, Wire *w, uint32_t *next,
+                                     uint32_t pkts, uint8_t seed)
+{
+    uint8_t f[2048];
+    uint32_t got = 0;
+    bool settled = false;
+
+    for (;;) {
+        ssize_t n = recv(w->fd, f, sizeof(f), 0);
+        uint32_t i = *next, hdr;
+
+        if (n < 0) {
+            g_assert_cmpint(errno, ==, EAGAIN);
+            if (settled) {
+                return got;
+            }
+            qsim_settle(d);
+            settled = true;
+            continue;
+        }
+        settled = false;
+        if (lduw_be_p(f + 12) != 0x0800) {
+            continue;
+        }
+        /*
+         * FIRST 0x0d, MIDDLE 0x0e, LAST 0x0f; a response asked for again
+         * from the middle is a MIDDLE, as Soft-RoCE answers one
+         */
+        g_assert_cmphex(f[42], ==, i == 0 ? 0x0d : i == pkts - 1 ? 0x0f
+                                                                 : 0x0e);
+        g_assert_cmphex(ldl_be_p(f + 50) & 0xffffff, ==, i);
+        hdr = 14 + 20 + 8 + 12 + (f[42] == 0x0e ? 0 : 4);
+        g_assert_cmpint(n, ==, hdr + 1024 + 4);
+        for (uint32_t k = 0; k < 1024; k++) {
+            if (f[hdr + k] != qsim_pattern_byte(seed, i * 1024 + k)) {
+                g_assert_cmphex(f[hdr + k], ==,
+                                qsim_pattern_byte(seed, i * 1024 + k));
+            }
+        }
+        (*next)++;
+        got++;
+    }
+}
+
+/*
+ * A READ the peer asks for is answered at the pace of the port's budget
+ * (datasheet, "RC QPs"): the peer's socket buffer holds what does not fit
+ * no better than the requester's.  At once, tx-window KiB (80: 80
+ * responses); then tx-window KiB per round trip as the clock moves (5 ms
+ * while the port has measured none), in order, with the right data.  The
+ * test's clock steps stand for the time the peer takes.
+ *
+ * A second request for responses already sent says some were lost: the
+ * port's budget is cut to 7/10 (once per round trip: the same request
+ * twice is one loss) and the responses go on from the PSN asked for.  What
+ * drains without a loss after that grows the budget back, or a QP that
+ * only answers READs would keep the cut budget for good.
+ *
+ * migrate: the device moves to a second QEMU after the first burst, the
+ * responses in the budget and the time left until they have drained with
+ * it: the destination sends nothing more at once, and the rest as above.
+ */
+static void wire_read_paced(const char *machine, bool migrate)
+{
+    const uint32_t pkts = 1024, len = pkts * 1024, again = 100;
+    const uint32_t budget = 80 * 1024, cut = budget * 7 / 10;
+    const int64_t rtt = 5 * 1000 * 1000, step = 1000 * 1000;
+    /* the whole READ and the part sent again, at the cut budget, twice */
+    const int64_t most = 2 * (int64_t)(2 * len - again * 1024) / cut * rtt;
+    uint32_t next = 0, sent;
+    int64_t t = 0;
+    int rcvbuf = 1 << 20;
+    uint8_t f[2048];
+    QObject *port;
+    QSimEndpoint ep;
+    QSimMr mr;
+    Wire w;
+    QSimDev *d = wire_rc_connect_retry(machine, &w, false, &ep, &mr, len,
+                                       20, 7, "id=" QSIM_QOM_ID);
+
+    g_assert_cmpint(setsockopt(w.fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
+                               sizeof(rcvbuf)), ==, 0);
+    qsim_fill_pattern(d, mr.addr, len, 6);
+    wire_send_read(&w, ep.qp.qpn, 0, mr.addr, mr.rkey, len);
+
+    /* the budget's worth at once, and no more while the clock stands */
+    sent = wire_take_read_resps(d, &w, &next, pkts, 6);
+    g_assert_cmpuint(sent * 1024, ==, budget);
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_READ_RESP_WAITS), ==, 1);
+    if (migrate) {
+        d = qsim_migrate(d, NULL);
+        port = qsim_qom_get(d, "port");
+        g_assert_cmpint(qdict_get_int(qobject_to(QDict, port),
+                                      "tx-read-responses"), ==, budget);
+        g_assert_cmpint(qdict_get_int(qobject_to(QDict, port),
+                                      "tx-inflight"), ==, budget);
+        qobject_unref(port);
+        g_assert_cmpuint(wire_take_read_resps(d, &w, &next, pkts, 6), ==, 0);
+        g_assert_cmpuint(qsim_stat(d, RSIM_STAT_READ_RESP_WAITS), ==, 1);
+    }
+
+    /* then at most the budget per round trip */
+    while (next < 3 * again) {
+        t += step;
+        qtest_clock_step(d->qts, step);
+        sent += wire_take_read_resps(d, &w, &next, pkts, 6);
+        g_assert_cmpuint(sent * 1024ull, <=, budget + t * budget / rtt);
+        g_assert_cmpint(t, <, most);
+    }
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_TX_BUDGET_CUTS), ==, 0);
+
+    /* the peer asks again for responses it was sent: twice, one loss */
+    for (int i = 0; i < 2; i++) {
+        wire_send_read(&w, ep.qp.qpn, again, mr.addr + again * 1024,
+                       mr.rkey, len - again * 1024);
+    }
+    stat_wait(d, RSIM_STAT_DUP_REQ, 2);
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_TX_BUDGET_CUTS), ==, 1);
+    port = qsim_qom_get(d, "port");
+    g_assert_cmpint(qdict_get_int(qobject_to(QDict, port), "tx-budget"), ==,
+                    cut);
+    qobject_unref(port);
+
+    /* from the PSN asked for, to the end */
+    next = again;
+    while (next < pkts) {
+        t += step;
+        qtest_clock_step(d->qts, step);
+        wire_take_read_resps(d, &w, &next, pkts, 6);
+        g_assert_cmpint(t, <, most);
+    }
+    qsim_settle(d);
+    g_assert_cmpint(recv(w.fd, f, sizeof(f), 0), ==, -1);
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_TX_BUDGET_CUTS), ==, 1);
+    port = qsim_qom_get(d, "port");
+    qsim_note("%u KiB and %u KiB again in %" PRId64 " ms of the clock, the "
+              "budget cut to %u bytes and back at %" PRId64, len / 1024,
+              (len - again * 1024) / 1024, t / 1000000, cut,
+              qdict_get_int(qobject_to(QDict, port), "tx-budget"));
+    g_assert_cmpint(qdict_get_int(qobject_to(QDict, port), "tx-budget"), >,
+                    cut);
+    qobject_unref(port);
+    wire_stop(d, &w);
+}
+
+static void test_wire_read_paced(const char *machine)
+{
+    wire_read_paced(machine, false);
+}
+
+static void test_wire_read_paced_migrated(const char *machine)
+{
+    wire_read_paced(machine, true);
+}
+
+/*
  * Garbage from the network: dropped and counted, never a crash.  The
  * generator has a seed of its own: the same 3000 frames every run.
  */
@@ -1060,6 +1223,8 @@ static const QSimTest tests[] = {
     { "wire/tx-burst-dgram", test_wire_tx_burst_dgram, QSIM_ONCE },
     { "wire/read-too-long", test_wire_read_too_long, QSIM_ONCE },
     { "wire/read-shares-turn", test_wire_read_shares_turn, QSIM_ONCE },
+    { "wire/read-paced", test_wire_read_paced, QSIM_ONCE },
+    { "wire/read-paced-migrated", test_wire_read_paced_migrated, QSIM_ONCE },
     { "wire/garbage", test_wire_garbage, QSIM_ONCE },
 };
 
