@@ -246,7 +246,7 @@ vmtest: qemu $(SAN_PREREQS) $(VMTEST_PREREQS)
 # run against this QEMU with the default guest kernel, and against the
 # oldest and the middle generation (deb12/..., deb13/...).
 check: qemu-all $(VMTEST_PREREQS)
-	@$(MAKE) --no-print-directory qemu-fuzz
+	@$(MAKE) --no-print-directory QEMU_VERSION=$(GEN_OLDEST_QEMU) qemu-fuzz
 	DEB12_QEMU_BUILD=$(call qemu_build_dir,$(GEN_OLDEST_QEMU)) \
 	DEB13_QEMU_BUILD=$(call qemu_build_dir,$(GEN_MIDDLE_QEMU)) $(REPO)/scripts/check.sh all
 
