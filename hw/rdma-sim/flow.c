@@ -22,14 +22,15 @@
  *   smoothed round trip of all its QPs that reach the network; 5 ms, the
  *   first probe timeout, while none was measured).  A responder sends
  *   while the budget has room and otherwise waits for the pace timer, set
- *   for when a quarter of the budget will be free; while none of the
- *   port's responses are counted it may always send one, so every QP
- *   progresses.  A repeated READ request for responses already sent means
- *   they were lost: it cuts the budget like any loss, and bytes that
- *   drained make it grow back as acknowledged ones do.  The default 80 KiB
- *   at a round trip of 1 ms is 78 MiB/s, at 5 ms 15.6 MiB/s.  Responses
- *   to the device's own GIDs are not counted: the loopback queue holds
- *   back its responders itself (rdma_sim_xmit_room()).
+ *   for when a quarter of the budget will be free, which fires at most
+ *   four times a round trip; while none of the port's responses are
+ *   counted it may always send one, so every QP progresses.  A repeated
+ *   READ request for responses already sent means they were lost: it
+ *   cuts the budget like any loss, and bytes that drained make it grow
+ *   back as acknowledged ones do.  The default 80 KiB at a round trip of
+ *   1 ms is 78 MiB/s, at 5 ms 15.6 MiB/s.  Responses to the device's own
+ *   GIDs are not counted: the loopback queue holds back its responders
+ *   itself (rdma_sim_xmit_room()).
  *
  * - A lost packet at the end of a burst is followed by nothing the
  *   responder could NAK, and the QP's timeout (perftest's 14 means 67 ms)
@@ -235,17 +236,21 @@ static void rdma_sim_flow_wake(RdmaSimState *s)
 }
 
 /*
- * The QP waits for room for bytes in the budget: for an acknowledgement that
- * frees some (rdma_sim_flow_charge()) and, while READ responses are
- * counted, for the pace timer, set for when enough of them will have
- * drained: a quarter of the budget (so that responses leave in bursts, not
- * one packet a timer), or all of them, after which a responder may send
- * one packet in any case.  The timer is always set in the future, so a
- * waiting QP never spins.
+ * The QP waits for room for bytes in the budget (rdma_sim_flow_drain()
+ * just ran): for an acknowledgement that frees some
+ * (rdma_sim_flow_charge()) and, while READ responses are counted, for the
+ * pace timer, set for when a quarter of the budget will be free (or, if
+ * the requesters' bytes fill more than that, all responses have drained,
+ * after which a responder may send one packet), but a quarter round trip
+ * at least: responses leave in bursts, and the timer fires at most four
+ * times a round trip, never one packet a timer.  It is always set in the
+ * future, so a waiting QP never spins.
  */
 static void rdma_sim_flow_block(RdmaSimState *s, RdmaSimQp *qp, uint64_t bytes)
 {
-    uint64_t want = s->tx_inflight + MAX(bytes, s->tx_cwnd / 4), need;
+    uint64_t want = s->tx_inflight + MAX(bytes, s->tx_cwnd / 4);
+    uint64_t need = want > s->tx_cwnd ? want - s->tx_cwnd : 1;
+    uint32_t rtt = rdma_sim_flow_port_rtt(s);
 
     if (!qp->flow_blocked) {
         qp->flow_blocked = true;
@@ -254,10 +259,10 @@ static void rdma_sim_flow_block(RdmaSimState *s, RdmaSimQp *qp, uint64_t bytes)
     if (!s->tx_resp_inflight) {
         return;
     }
-    need = MIN(want > s->tx_cwnd ? want - s->tx_cwnd : 1, s->tx_resp_inflight);
+    need = MIN(need, s->tx_resp_inflight);
     timer_mod_anticipate(s->tx_pace_timer, s->tx_resp_drained_ns +
-                         muldiv64_round_up(need, rdma_sim_flow_port_rtt(s),
-                                           s->tx_cwnd));
+                         MAX(muldiv64_round_up(need, rtt, s->tx_cwnd),
+                             rtt / 4));
 }
 
 /* Charge the QP's unacknowledged bytes to the port; wake waiting QPs. */

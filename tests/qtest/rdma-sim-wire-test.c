@@ -1017,10 +1017,12 @@ static void test_wire_read_shares_turn(const char *machine)
  * The READ responses of 1 KiB that the device has sent by now, until it is
  * quiet: each checked (opcode, PSN *next on, payload of the pattern with
  * seed).  Returns how many.  Other frames than IPv4 (the announcements of
- * a migrated device's MAC) are skipped.
+ * a migrated device's MAC) are skipped; so are other RoCE packets if
+ * others is not NULL (it counts them).
  */
 static uint32_t wire_take_read_resps(QSimDev *d, Wire *w, uint32_t *next,
-                                     uint32_t pkts, uint8_t seed)
+                                     uint32_t pkts, uint8_t seed,
+                                     uint32_t *others)
 {
     uint8_t f[2048];
     uint32_t got = 0;
@@ -1041,6 +1043,10 @@ static uint32_t wire_take_read_resps(QSimDev *d, Wire *w, uint32_t *next,
         }
         settled = false;
         if (lduw_be_p(f + 12) != 0x0800) {
+            continue;
+        }
+        if (others && (f[42] < 0x0d || f[42] > 0x10)) {
+            (*others)++;
             continue;
         }
         /*
@@ -1105,7 +1111,7 @@ static void wire_read_paced(const char *machine, bool migrate)
     wire_send_read(&w, ep.qp.qpn, 0, mr.addr, mr.rkey, len);
 
     /* the budget's worth at once, and no more while the clock stands */
-    sent = wire_take_read_resps(d, &w, &next, pkts, 6);
+    sent = wire_take_read_resps(d, &w, &next, pkts, 6, NULL);
     g_assert_cmpuint(sent * 1024, ==, budget);
     g_assert_cmpuint(qsim_stat(d, RSIM_STAT_READ_RESP_WAITS), ==, 1);
     if (migrate) {
@@ -1116,7 +1122,8 @@ static void wire_read_paced(const char *machine, bool migrate)
         g_assert_cmpint(qdict_get_int(qobject_to(QDict, port),
                                       "tx-inflight"), ==, budget);
         qobject_unref(port);
-        g_assert_cmpuint(wire_take_read_resps(d, &w, &next, pkts, 6), ==, 0);
+        g_assert_cmpuint(wire_take_read_resps(d, &w, &next, pkts, 6, NULL),
+                         ==, 0);
         g_assert_cmpuint(qsim_stat(d, RSIM_STAT_READ_RESP_WAITS), ==, 1);
     }
 
@@ -1124,7 +1131,7 @@ static void wire_read_paced(const char *machine, bool migrate)
     while (next < 3 * again) {
         t += step;
         qtest_clock_step(d->qts, step);
-        sent += wire_take_read_resps(d, &w, &next, pkts, 6);
+        sent += wire_take_read_resps(d, &w, &next, pkts, 6, NULL);
         g_assert_cmpuint(sent * 1024ull, <=, budget + t * budget / rtt);
         g_assert_cmpint(t, <, most);
     }
@@ -1147,7 +1154,7 @@ static void wire_read_paced(const char *machine, bool migrate)
     while (next < pkts) {
         t += step;
         qtest_clock_step(d->qts, step);
-        wire_take_read_resps(d, &w, &next, pkts, 6);
+        wire_take_read_resps(d, &w, &next, pkts, 6, NULL);
         g_assert_cmpint(t, <, most);
     }
     qsim_settle(d);
@@ -1167,6 +1174,51 @@ static void wire_read_paced(const char *machine, bool migrate)
 static void test_wire_read_paced(const char *machine)
 {
     wire_read_paced(machine, false);
+}
+
+/*
+ * Every QP progresses: while the QP's own SENDs, which the peer does not
+ * acknowledge, fill the port's budget, a READ the peer asks for is still
+ * answered, a packet at a time as its responses drain, at most four a
+ * round trip (a wait of 5 / 4 ms while the port has measured none), and
+ * the budget is never exceeded by more than that packet.
+ */
+static void test_wire_read_budget_full(const char *machine)
+{
+    const uint32_t pkts = 32, budget = 80 * 1024;
+    const int64_t quarter = 5 * 1000 * 1000 / 4;
+    uint32_t next = 0, sends = 0;
+    int rcvbuf = 1 << 20, t;
+    QObject *port;
+    QSimEndpoint ep;
+    QSimMr mr;
+    Wire w;
+    QSimWr wr = { .opcode = RSIM_WR_SEND, .nsge = 1 };
+    QSimDev *d = wire_rc_connect_retry(machine, &w, false, &ep, &mr,
+                                       128 * 1024, 20, 7, "id=" QSIM_QOM_ID);
+
+    g_assert_cmpint(setsockopt(w.fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
+                               sizeof(rcvbuf)), ==, 0);
+    qsim_fill_pattern(d, mr.addr, pkts * 1024, 8);
+    wr.sge[0] = qsim_sge(&mr, 0, 128 * 1024);
+    qsim_send(d, &ep.qp, &wr);
+    wire_take_read_resps(d, &w, &next, pkts, 8, &sends);
+    g_assert_cmpuint(sends * 1024, ==, budget);
+
+    wire_send_read(&w, ep.qp.qpn, 0, mr.addr, mr.rkey, pkts * 1024);
+    for (t = 0; next < pkts; t++) {
+        g_assert_cmpint(t, <, 2 * pkts);
+        wire_take_read_resps(d, &w, &next, pkts, 8, &sends);
+        g_assert_cmpuint(next, <=, 1 + t);
+        port = qsim_qom_get(d, "port");
+        g_assert_cmpint(qdict_get_int(qobject_to(QDict, port),
+                                      "tx-inflight"), <=, budget + 1024);
+        qobject_unref(port);
+        qtest_clock_step(d->qts, quarter);
+    }
+    qsim_note("%u READ responses in %d quarter round trips, %u SEND packets",
+              pkts, t, sends);
+    wire_stop(d, &w);
 }
 
 static void test_wire_read_paced_migrated(const char *machine)
@@ -1225,6 +1277,7 @@ static const QSimTest tests[] = {
     { "wire/read-shares-turn", test_wire_read_shares_turn, QSIM_ONCE },
     { "wire/read-paced", test_wire_read_paced, QSIM_ONCE },
     { "wire/read-paced-migrated", test_wire_read_paced_migrated, QSIM_ONCE },
+    { "wire/read-budget-full", test_wire_read_budget_full, QSIM_ONCE },
     { "wire/garbage", test_wire_garbage, QSIM_ONCE },
 };
 
