@@ -1755,6 +1755,32 @@ static int rsim_get_hw_stats(struct ib_device *ibdev,
 
 /* ---- Registration ------------------------------------------------------ */
 
+/*
+ * The port's net_device, for the core's RoCE GID table, netlink and
+ * rdma_cm.  Through this op, not ib_device_set_netdev(): that also files
+ * the device in the core's netdev hash, where rdma_rxe finds its own
+ * devices by driver id (ib_device_get_by_netdev(ndev, RDMA_DRIVER_RXE)).
+ * rsim0 has rxe's driver id, so that rdma-core's librxe drives it: found
+ * there, it would be taken for a struct rxe_dev by rxe's netdev notifier,
+ * its UDP receive path and `rdma link add`, which then write into memory
+ * that is not theirs.  None while the net_device is being unregistered.
+ */
+static struct net_device *rsim_get_netdev(struct ib_device *ibdev, u32 port)
+{
+	struct rsim_dev *dev = to_rdev(ibdev);
+	struct net_device *nd;
+	unsigned long flags;
+
+	spin_lock_irqsave(&dev->port_lock, flags);
+	nd = dev->netdev;
+	if (nd && nd->reg_state == NETREG_REGISTERED)
+		dev_hold(nd);
+	else
+		nd = NULL;
+	spin_unlock_irqrestore(&dev->port_lock, flags);
+	return nd;
+}
+
 const struct ib_device_ops rsim_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_RXE,
@@ -1785,6 +1811,7 @@ const struct ib_device_ops rsim_dev_ops = {
 	.get_dma_mr = rsim_get_dma_mr,
 	.get_hw_stats = rsim_get_hw_stats,
 	.get_link_layer = rsim_get_link_layer,
+	.get_netdev = rsim_get_netdev,
 	.get_port_immutable = rsim_get_port_immutable,
 	.map_mr_sg = rsim_map_mr_sg,
 	.mmap = rsim_mmap,
@@ -1831,15 +1858,10 @@ int rsim_ib_register(struct rsim_dev *dev)
 				  BIT_ULL(IB_USER_VERBS_CMD_POLL_CQ) |
 				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	ib_set_device_ops(ibdev, &rsim_dev_ops);
-	err = ib_device_set_netdev(ibdev, dev->netdev, 1);
-	if (err)
-		return err;
 	err = ib_register_device(ibdev, RSIM_IBDEV_NAME, &dev->pdev->dev);
 	if (err) {
 		dev_err(&dev->pdev->dev, "ib_register_device failed: %d\n",
 			err);
-		/* drop the netdev reference, or the netdev can never go */
-		ib_device_set_netdev(ibdev, NULL, 1);
 		return err;
 	}
 	set_bit(RSIM_FLAG_IB_REGISTERED, &dev->flags);
