@@ -70,6 +70,15 @@ else
 # (scripts/qemu-tree.sh fetch)
 QEMU_CONFIGURE_FLAGS += --python=$(BUILD)/qemu-python/bin/python3
 endif
+# DEBUG_INFO=1: QEMU with debug information (-g), for gdb with source lines.
+# Off by default: it costs a fifth of the build's time, and make check builds
+# QEMU four times (the fuzzing and sanitizer build, whose reports need line
+# numbers, always has it).  Symbols stay either way: backtraces name functions.
+ifeq ($(DEBUG_INFO),1)
+BUILD_DEBUG_FLAGS :=
+else
+BUILD_DEBUG_FLAGS := --extra-cflags=-g0
+endif
 # WERROR=1: build QEMU (all of it, incl. our device and qtests) with -Werror.
 # Off by default: QEMU's warnings are on either way, and a Debian update of the
 # QEMU source must not break our build over a warning in QEMU's own code.
@@ -142,11 +151,14 @@ export QEMU_VERSION
 
 all: qemu
 
-# Several people may run make in the same tree at once: fetching, configuring
-# and ninja run under a lock on build/.lock, one make at a time.
+# Several people may run make in the same tree at once: fetching,
+# configuring and ninja run under the lock of the build directory
+# (DIR.lock, which the qtest suite takes to build its programs too), one
+# make at a time per directory.  Different versions build side by side:
+# make check builds the older generations while it tests the default.
 qemu:
 	@mkdir -p $(BUILD)
-	@flock $(BUILD)/.lock $(MAKE) --no-print-directory qemu-locked
+	@flock $(QEMU_BUILD).lock $(MAKE) --no-print-directory qemu-locked
 
 deps:
 	$(REPO)/scripts/deps.sh $(DEPS_PACKAGES)
@@ -185,7 +197,7 @@ qemu-tree: qemu-source
 	$(REPO)/scripts/qemu-tree.sh link $(QSRC) $(REPO) $(QEMU_VERSION)
 
 qemu-configure: qemu-tree
-	$(REPO)/scripts/qemu-configure.sh $(QSRC) $(QEMU_BUILD) $(QEMU_LOGS) $(QEMU_CONFIGURE_FLAGS)
+	$(REPO)/scripts/qemu-configure.sh $(QSRC) $(QEMU_BUILD) $(QEMU_LOGS) $(QEMU_CONFIGURE_FLAGS) $(BUILD_DEBUG_FLAGS)
 
 qemu-locked: qemu-configure
 	ninja -C $(QEMU_BUILD) -j$(JOBS) qemu-system-x86_64
@@ -199,24 +211,25 @@ PLAIN_BUILD := $(BUILD)/qemu-plain-$(QEMU_VERSION)-build
 export PLAIN_QEMU_BINARY := $(PLAIN_BUILD)/qemu-system-x86_64
 qemu-plain:
 	@mkdir -p $(BUILD)
-	@flock $(BUILD)/.lock $(MAKE) --no-print-directory $@-locked
+	@flock $(PLAIN_BUILD).lock $(MAKE) --no-print-directory $@-locked
 
 qemu-plain-locked:
 	$(REPO)/scripts/qemu-tree.sh fetch $(BUILD)/qemu-plain $(PLAIN_SRC) $(QEMU_VERSION)
 	$(REPO)/scripts/qemu-tree.sh link-plain $(PLAIN_SRC) $(REPO) $(QEMU_VERSION)
 	$(REPO)/scripts/qemu-configure.sh $(PLAIN_SRC) $(PLAIN_BUILD) $(LOGS)/qemu-plain \
-		$(QEMU_CONFIGURE_FLAGS) --extra-cflags=-DRDMA_SIM_UNPATCHED_QEMU
+		$(QEMU_CONFIGURE_FLAGS) $(BUILD_DEBUG_FLAGS) --extra-cflags=-DRDMA_SIM_UNPATCHED_QEMU
 	ninja -C $(PLAIN_BUILD) -j$(JOBS) qemu-system-x86_64
 	@echo "built $(PLAIN_QEMU_BINARY)"
 
-# The sanitizer and fuzzing build, and the coverage build; flock as above.
+# The sanitizer and fuzzing build, and the coverage build; flock as above
+# (build/qemu-fuzz.lock, build/qemu-cov.lock).
 # QEMU 7.2 only for now: the fuzz targets step the clock to the next timer,
 # which QEMU 10.0's qtest refuses when no timer is pending.  They use 7.2
 # whatever the default is, and refuse another version asked for by name.
 qemu-fuzz qemu-cov:
 	@test "$(QEMU_VERSION)" = 7.2 || test "$(origin QEMU_VERSION)" = file || { echo "error: the fuzzing and sanitizer builds (make fuzz, fuzz-coverage, SANITIZE=1) use QEMU 7.2; run them without QEMU_VERSION=$(QEMU_VERSION)" >&2; exit 1; }
 	@mkdir -p $(BUILD)
-	@flock $(BUILD)/.lock $(MAKE) --no-print-directory QEMU_VERSION=7.2 $@-locked
+	@flock $(BUILD)/$@.lock $(MAKE) --no-print-directory QEMU_VERSION=7.2 $@-locked
 
 qemu-fuzz-locked: qemu-tree
 	$(REPO)/scripts/qemu-configure.sh $(QSRC) $(FUZZ_BUILD) $(QEMU_LOGS)/qemu-fuzz $(FUZZ_CONFIGURE_FLAGS)
@@ -244,10 +257,11 @@ vmtest: qemu $(SAN_PREREQS) $(VMTEST_PREREQS)
 
 # Every generation of configs/generations: the suites of scripts/check.sh
 # run against this QEMU with the default guest kernel, and against the
-# oldest and the middle generation (deb12/..., deb13/...).
-check: qemu-all $(VMTEST_PREREQS)
-	@$(MAKE) --no-print-directory QEMU_VERSION=$(GEN_OLDEST_QEMU) qemu-fuzz
-	DEB12_QEMU_BUILD=$(call qemu_build_dir,$(GEN_OLDEST_QEMU)) \
+# oldest and the middle generation (deb12/..., deb13/...).  Only the default
+# QEMU is built first: check.sh builds the others and the fuzzing build at
+# low priority while the default's tests run (CHECK_BUILDS=1, its lane B).
+check: qemu $(VMTEST_PREREQS)
+	CHECK_BUILDS=1 DEB12_QEMU_BUILD=$(call qemu_build_dir,$(GEN_OLDEST_QEMU)) \
 	DEB13_QEMU_BUILD=$(call qemu_build_dir,$(GEN_MIDDLE_QEMU)) $(REPO)/scripts/check.sh all
 
 # Every version of QEMU_VERSIONS, one after the other
@@ -281,4 +295,4 @@ help:
 	@echo "make lint       kernel checkpatch (driver), QEMU checkpatch (device, qtests), shellcheck"
 	@echo "make clean      remove the QEMU builds, build/logs and what driver and tests built"
 	@echo "make distclean  remove build/ (incl. the downloaded QEMU source)"
-	@echo "variables: QEMU_VERSION=$(subst $() ,|,$(QEMU_VERSIONS)) (default $(QEMU_DEFAULT_VERSION))  GUEST_ABI=6.1|6.12|7.3|ABI (default $(GEN_DEFAULT_KERNEL))  QEMU_SRC=/path/to/qemu  QEMU_DEVICES=rdma-sim|default  WERROR=1  JOBS=N  SANITIZE=1"
+	@echo "variables: QEMU_VERSION=$(subst $() ,|,$(QEMU_VERSIONS)) (default $(QEMU_DEFAULT_VERSION))  GUEST_ABI=6.1|6.12|7.3|ABI (default $(GEN_DEFAULT_KERNEL))  QEMU_SRC=/path/to/qemu  QEMU_DEVICES=rdma-sim|default  WERROR=1  DEBUG_INFO=1  JOBS=N  SANITIZE=1"

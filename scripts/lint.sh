@@ -99,9 +99,25 @@ for f in "${kernel_files[@]}"; do
     check "kernel checkpatch" "$f" scripts/kernel-checkpatch.sh --strict --no-tree \
         --terse --show-types --ignore "$ignore" -f
 done
+# qemu_checkpatch FILE: QEMU's checkpatch on FILE.  QEMU 10.2's asks a
+# patch that adds a file licensed other than GPL-2.0-or-later to explain
+# the choice in its commit message: the shared hardware header is
+# GPL-2.0-or-later OR BSD-2-Clause on purpose (the driver and user-space
+# code under other licenses include it), so that one
+# warning alone is not a finding.
+# shellcheck disable=SC2317  # called through check
+qemu_checkpatch() {
+    local out rc=0
+    out=$(perl "$qemu_src/scripts/checkpatch.pl" --strict --no-tree --terse --color=never -f "$1" 2>&1) || rc=$?
+    [ "$rc" -ne 0 ] || return 0
+    if ! grep -E '(ERROR|WARNING):' <<<"$out" | grep -vq "Saw acceptable license 'GPL-2.0-or-later OR BSD-2-Clause '"; then
+        return 0
+    fi
+    echo "$out"
+    return "$rc"
+}
 for f in "${qemu_files[@]}"; do
-    check "QEMU checkpatch" "$f" perl "$qemu_src/scripts/checkpatch.pl" --strict \
-        --no-tree --terse --color=never -f
+    check "QEMU checkpatch" "$f" qemu_checkpatch
 done
 for f in "${shell_files[@]}"; do
     check shellcheck "$f" shellcheck -x --source-path=SCRIPTDIR -f gcc

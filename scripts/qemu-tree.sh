@@ -115,6 +115,10 @@ fetch_debian() {
         log "QEMU source ready in $src ($(basename "$dsc" .dsc))"
     fi
 
+    # Both 10.x builds use the environment, and may be fetched at once
+    # (make takes the lock of each build directory, not a common one)
+    exec {pylock}>"$build/.qemu-python.lock"
+    flock "$pylock"
     if [ ! -e "$py/.meson" ]; then
         log "setting up $py with $MESON_PACKAGE"
         archive_download "$tmp/meson" "$MESON_PACKAGE"
