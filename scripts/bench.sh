@@ -33,10 +33,16 @@
 #            with the device's trace events on: where the time goes, hop by
 #            hop (the doorbell, the wire, delivery, the guest's reply).
 #  nvme      NVMe over RDMA (tests/vm/guest/nvme-rdma.sh with NVME_BENCH=1):
-#            an nvmet-rdma target on a ramdisk and an nvme-rdma host, each
-#            guest with 2 vCPUs, fio on the host: 4 KiB random reads at QD
-#            32 (IOPS) and QD 1 (completion latency p50 and p99), 1 MiB
-#            sequential reads at QD 16 (MB/s).
+#            an nvmet-rdma target on a ramdisk (guest A) and an nvme-rdma
+#            host (guest B), each guest with 2 vCPUs, fio on the host: 4 KiB
+#            random reads at QD 32 (IOPS) and QD 1 (completion latency p50
+#            and p99), 1 MiB sequential reads at QD 16 (MB/s), 1 MiB
+#            sequential writes at QD 1 and QD 32 (MiB/s, mean completion
+#            latency).  A write is the target's RDMA READ of the host's
+#            memory, so the host's NIC answers READs: issue 31's case.
+#            Stacks: Soft-RoCE on Debian's QEMU and on ours, rdma-sim, and
+#            the mixed pairs on our build: Soft-RoCE target with rdma-sim
+#            host, rdma-sim target with Soft-RoCE host.
 #  cluster   rdma-sim guests all-to-all: for each
 #            count of BENCH_GUESTS (default "2 4 8"; 512 MiB a guest), every
 #            pair at once runs ib_write_bw of 64 KiB for
@@ -68,7 +74,10 @@ all_mtus=${BENCH_MTUS:-1500 9000}
 runs=${BENCH_RUNS:-3}
 parts=" ${BENCH_PARTS:-perftest generations sweep hops nvme cluster} "
 debian_qemu=${BENCH_DEBIAN_QEMU:-/usr/bin/qemu-system-x86_64}
-# make qemu-plain builds it for the default QEMU (configs/generations)
+# make qemu-plain builds it for the default QEMU (configs/generations,
+# sourced here: make exports PLAIN_QEMU_BINARY, a direct run has neither)
+# shellcheck source=configs/generations
+. configs/generations
 plain_qemu=${PLAIN_QEMU_BINARY:-build/qemu-plain-$GEN_DEFAULT_QEMU-build/qemu-system-x86_64}
 rsim_stacks="rsim rsim-plain"
 if [[ ! -x $plain_qemu ]]; then
@@ -109,8 +118,6 @@ mkdir -p "$raw"
 # gen_info is what generations/KEY/mtuM/runN/generation.txt records.  A
 # generation whose QEMU is not built is skipped, in
 # generations/skipped-KEY.txt.
-# shellcheck source=configs/generations
-. configs/generations
 gen_keys=''
 declare -A gen_qemu=() gen_qver=() gen_abi=() gen_info=()
 if [[ $parts == *" generations "* ]]; then
@@ -161,21 +168,32 @@ pair() {
     local abi=${gen_abi[$1]:-$VMTEST_ABI} abi_b=${gen_abi[$1]:-$VMTEST_ABI_B}
     shift 4
     echo "bench: $stack pair, $what ..."
+    local -a nics
+    read -r -a nics <<<"$(stack_nics "$stack")"
     QEMU=$(stack_qemu "$stack") GUEST_ABI=$abi GUEST_ABI_B=$abi_b VMTEST_ABI=$abi VMTEST_ABI_B=$abi_b \
-        vmtest_pair "$(stack_nic "$stack")" "$(stack_nic "$stack")" -t "$limit" -s "$script" "$@"
+        vmtest_pair "${nics[@]}" -t "$limit" -s "$script" "$@"
     ((VMTEST_RC == 0)) || vmtest_fail "the $stack pair ($what) failed (logs: $VMTEST_RUN)"
     pair_wall=$((SECONDS - t0))
 }
 
 # A pair's stack and QEMU: rxe-deb, Soft-RoCE on Debian's QEMU; rxe,
-# Soft-RoCE on our build; rsim, rdma-sim (our build).  stack_qemu KEY
-# prints the QEMU binary (empty: the harness's default, our build).
-# rsim-plain, rdma-sim on our QEMU without patches/qemu (make qemu-plain);
-# a generation's key (gen_keys), rdma-sim on that generation's QEMU.
-stack_nic() {
+# Soft-RoCE on our build; rsim, rdma-sim (our build).  stack_nics KEY
+# prints guest A's and guest B's NIC (vmtest_pair's rsim or rxe);
+# stack_qemu KEY prints the QEMU binary (empty: the harness's default, our
+# build).  rsim-plain, rdma-sim on our QEMU without patches/qemu (make
+# qemu-plain); a generation's key (gen_keys), rdma-sim on that generation's
+# QEMU.  The mixed stacks, for NVMe (A is the target, B the host), run on
+# our build, the only QEMU with both NICs: rxe-target, Soft-RoCE target
+# and rdma-sim host; rxe-host, the other way round.
+stack_nics() {
     local n=${1%-deb}
+    case $1 in
+    rxe-target) echo rxe rsim; return ;;
+    rxe-host) echo rsim rxe; return ;;
+    esac
     [[ -z ${gen_qemu[$1]:-} ]] || n=rsim
-    echo "${n%-plain}"
+    n=${n%-plain}
+    echo "$n $n"
 }
 stack_qemu() {
     case $1 in
@@ -219,7 +237,11 @@ for ((run = 1; run <= runs; run++)); do
         done
     done
     [[ $parts == *" nvme "* ]] || continue
-    for stack in rxe-deb rsim; do
+    # Soft-RoCE on our build too: the mixed stacks run there, and are
+    # weighed against it.  The host's 1 MiB writes are the target's RDMA
+    # READs of the host's memory, answered by the host's NIC: rxe-target
+    # is issue 31's case, Soft-RoCE reading from rdma-sim.
+    for stack in rxe-deb rxe rsim rxe-target rxe-host; do
         VM_SMP=2 pair "$stack" "run $run of $runs, NVMe over RDMA" \
             600 tests/vm/guest/nvme-rdma.sh \
             -e NVME_BENCH=1 -e "NVME_BENCH_SECONDS=${NVME_BENCH_SECONDS:-20}"

@@ -1,6 +1,7 @@
 #!/bin/bash
-# Guest side of tests/vm/t-nvme-rdma.sh: NVMe over RDMA between the two
-# guests' rdma-sim devices.  Guest A is the target (nvmet-rdma: a subsystem
+# Guest side of tests/vm/t-nvme-rdma.sh and of make bench's nvme part: NVMe
+# over RDMA between the two guests' RDMA devices (rdma-sim, or Soft-RoCE on
+# either side or both).  Guest A is the target (nvmet-rdma: a subsystem
 # whose namespace is a brd ramdisk, any host allowed, an rdma port on A's
 # address, trsvcid 4420); guest B is the host (nvme-rdma).  B runs fio with
 # data verification (random writes, then every block read back and its
@@ -24,9 +25,12 @@
 #   NVME_TARGET_ARGS  nvmet-rdma module parameters (e.g. use_srq=1)
 #   NVME_INLINE     the port's inline data size (param_inline_data_size)
 #   NVME_CONNECT_ARGS more nvme connect options (e.g. --nr-poll-queues=1)
-#   NVME_BENCH      1: instead of the checks, B runs make bench's read jobs
-#                   (4 KiB random QD 32 and QD 1, 1 MiB sequential QD 16,
-#                   NVME_BENCH_SECONDS each, default 20) and disconnects
+#   NVME_BENCH      1: instead of the checks, B runs make bench's jobs
+#                   (reads: 4 KiB random QD 32 and QD 1, 1 MiB sequential
+#                   QD 16; writes: 1 MiB sequential QD 1 and QD 32, which
+#                   A's nvmet fetches with RDMA READs of B's memory, so B's
+#                   NIC is the READ responder; NVME_BENCH_SECONDS each,
+#                   default 20) and disconnects
 set -euo pipefail
 # shellcheck source=tests/vm/guest/lib.sh
 . "$RSIM_LIB"
@@ -212,7 +216,7 @@ host_disconnect() {
     gt_log "disconnected: $out"
 }
 
-# bench NAME FIO-ARGS..: a timed read job (make bench); its JSON is kept as
+# bench NAME FIO-ARGS..: a timed job (make bench); its JSON is kept as
 # bench-NAME.json.
 bench() {
     local name=$1 json=$RSIM_RESULTS/bench-$1.json
@@ -231,6 +235,11 @@ if [[ ${NVME_BENCH:-0} == 1 ]]; then
     bench 4k-randread-qd32 --rw=randread --bs=4k --iodepth=32
     bench 4k-randread-qd1 --rw=randread --bs=4k --iodepth=1
     bench 1m-read-qd16 --rw=read --bs=1m --iodepth=16
+    # Writes: the target pulls each 1 MiB with RDMA READs from this
+    # guest's memory (this NIC answers them); QD 1 is one READ stream's
+    # pace, QD 32 many at once.
+    bench 1m-write-qd1 --rw=write --bs=1m --iodepth=1
+    bench 1m-write-qd32 --rw=write --bs=1m --iodepth=32
     host_disconnect
     gt_barrier finished
     echo "nvme-rdma: benchmark done"
