@@ -153,7 +153,8 @@ qmp_smoke() {
 }
 
 suite_smoke() {
-    [ -n "$PFX" ] || smoke_qemu_patches
+    # (with lane B, after it: it fetches the older QEMUs' trees)
+    [ -n "$PFX" ] || [ -n "$LANE_B_PID" ] || smoke_qemu_patches
     have_qemu "${PFX}smoke" || return 0
     mkdir -p "$LOGS/${PFX}smoke"
     local log=$LOGS/${PFX}smoke/device-help.log rc=0
@@ -529,7 +530,10 @@ for s in "${run[@]}"; do
     [ "$s" != deb12 ] || oldest_wait
     "suite_$s"
 done
-lane_b_wait
+if [ -n "$LANE_B_PID" ]; then
+    lane_b_wait
+    [[ " ${run[*]} " != *" smoke "* ]] || smoke_qemu_patches
+fi
 
 [ $skipped -eq 0 ] || echo "($skipped skipped)" >&2
 if [ -s "$FAILURES" ]; then
