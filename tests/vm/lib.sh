@@ -520,8 +520,9 @@ vm_setup_run() {
 # log does not say (it may have been overwritten, or be restricted).
 vm_host_tsc_khz() {
     local mhz
-    mhz=$(dmesg 2>/dev/null | sed -n 's/.*tsc: Refined TSC clocksource calibration: \([0-9.]*\) MHz.*/\1/p' | tail -n 1)
-    [[ -n $mhz ]] || mhz=$(dmesg 2>/dev/null | sed -n 's/.*tsc: Detected \([0-9.]*\) MHz processor.*/\1/p' | tail -n 1)
+    # one read of the log; a refined calibration comes after the first
+    mhz=$(dmesg 2>/dev/null | sed -n -e 's/.*tsc: Detected \([0-9.]*\) MHz processor.*/\1/p' \
+        -e 's/.*tsc: Refined TSC clocksource calibration: \([0-9.]*\) MHz.*/\1/p' | tail -n 1)
     [[ $mhz =~ ^[0-9]+\.[0-9]{3}$ ]] || return 0
     echo "$((10#${mhz%.*} * 1000 + 10#${mhz#*.}))"
 }
