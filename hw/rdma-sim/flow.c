@@ -32,6 +32,14 @@
  *   GIDs are not counted: the loopback queue holds back its responders
  *   itself (rdma_sim_xmit_room()).
  *
+ * - A port that only answers READs (ib_read_bw's server) sends nothing a
+ *   round trip could be measured on, and a fixed guess is either too slow
+ *   for a fast peer or too fast for a slow one.  Its pace then learns from
+ *   the only signal it has, losses: the round trip it assumes starts at
+ *   1 ms, shrinks by an eighth per budget's worth drained without a loss,
+ *   to 250 us, and doubles at each lost response, to the longest probe
+ *   timeout.  A measured round trip replaces it.
+ *
  * - A lost packet at the end of a burst is followed by nothing the
  *   responder could NAK, and the QP's timeout (perftest's 14 means 67 ms)
  *   would stall the QP.  After a probe timeout of about two round trips
@@ -63,6 +71,10 @@
 
 /* The least the port's budget is cut to */
 #define RDMA_SIM_CWND_MIN       (16 * KiB)
+
+/* The READ responses' round trip while none was measured (see above) */
+#define RDMA_SIM_PACE_RTT_INITIAL_NS    SCALE_MS
+#define RDMA_SIM_PACE_RTT_MIN_NS        (250 * SCALE_US)
 
 static int64_t rdma_sim_flow_now(void)
 {
@@ -187,7 +199,18 @@ static void rdma_sim_flow_grow(RdmaSimState *s, uint64_t bytes, uint32_t mtu)
 static uint32_t rdma_sim_flow_port_rtt(RdmaSimState *s)
 {
     return s->tx_srtt_ns > 0 ? MIN(s->tx_srtt_ns, RDMA_SIM_PTO_MAX_NS)
-                             : RDMA_SIM_PTO_INITIAL_NS;
+                             : s->tx_pace_rtt_ns;
+}
+
+/* A budget's worth drained without a loss: assume a shorter round trip. */
+static void rdma_sim_flow_pace_faster(RdmaSimState *s, uint64_t bytes)
+{
+    s->tx_pace_acc += bytes;
+    if (s->tx_pace_acc >= s->tx_cwnd) {
+        s->tx_pace_acc = 0;
+        s->tx_pace_rtt_ns = MAX(s->tx_pace_rtt_ns - s->tx_pace_rtt_ns / 8,
+                                RDMA_SIM_PACE_RTT_MIN_NS);
+    }
 }
 
 /*
@@ -221,6 +244,7 @@ static void rdma_sim_flow_drain(RdmaSimState *s, uint32_t mtu)
     s->tx_inflight -= gone;
     s->tx_resp_drained_ns = now;
     rdma_sim_flow_grow(s, gone, mtu);
+    rdma_sim_flow_pace_faster(s, gone);
 }
 
 /* Let the QPs waiting for the budget try again. */
@@ -386,14 +410,17 @@ void rdma_sim_flow_paced(RdmaSimState *s)
     rdma_sim_flow_wake(s);
 }
 
-/* A loss showed: cut the port's budget, once per round trip. */
-void rdma_sim_flow_loss(RdmaSimState *s, RdmaSimQp *qp)
+/*
+ * A loss showed: cut the port's budget, once per round trip.  Returns
+ * whether it did.
+ */
+static bool rdma_sim_flow_cut(RdmaSimState *s, RdmaSimQp *qp)
 {
     int64_t now = rdma_sim_flow_now();
     int64_t rtt = qp->x->srtt_ns ? qp->x->srtt_ns : s->tx_srtt_ns;
 
     if (s->tx_cut_ns && now - s->tx_cut_ns < MAX(rtt, RDMA_SIM_PTO_MIN_NS)) {
-        return;
+        return false;
     }
     s->tx_cut_ns = now;
     s->tx_cwnd = MAX(MIN(RDMA_SIM_CWND_MIN, rdma_sim_flow_cwnd_max(s)),
@@ -401,6 +428,21 @@ void rdma_sim_flow_loss(RdmaSimState *s, RdmaSimQp *qp)
     s->tx_cwnd_acc = 0;
     s->stats[RSIM_STAT_TX_BUDGET_CUTS]++;
     trace_rdma_sim_budget(s->tx_cwnd, "cut");
+    return true;
+}
+
+void rdma_sim_flow_loss(RdmaSimState *s, RdmaSimQp *qp)
+{
+    rdma_sim_flow_cut(s, qp);
+}
+
+/* The peer asked again for READ responses it was sent: they were lost. */
+void rdma_sim_flow_resp_lost(RdmaSimState *s, RdmaSimQp *qp)
+{
+    if (rdma_sim_flow_cut(s, qp)) {
+        s->tx_pace_rtt_ns = MIN(2 * s->tx_pace_rtt_ns, RDMA_SIM_PTO_MAX_NS);
+        s->tx_pace_acc = 0;
+    }
 }
 
 /*
@@ -498,6 +540,21 @@ void rdma_sim_flow_qp_stop(RdmaSimState *s, RdmaSimQp *qp)
     }
 }
 
+/* Is a loaded READ response pace one flow.c could have reached? */
+bool rdma_sim_flow_pace_valid(const RdmaSimState *s)
+{
+    return s->tx_pace_rtt_ns >= RDMA_SIM_PACE_RTT_MIN_NS &&
+           s->tx_pace_rtt_ns <= RDMA_SIM_PTO_MAX_NS &&
+           s->tx_pace_acc <= (uint64_t)s->props.tx_window * KiB;
+}
+
+/* The pace a migration stream without one continues with */
+bool rdma_sim_flow_pace_learned(const RdmaSimState *s)
+{
+    return s->tx_pace_rtt_ns != RDMA_SIM_PACE_RTT_INITIAL_NS ||
+           s->tx_pace_acc;
+}
+
 /* Power-on state of the port's budget (every QP is gone). */
 void rdma_sim_flow_reset(RdmaSimState *s)
 {
@@ -509,5 +566,7 @@ void rdma_sim_flow_reset(RdmaSimState *s)
     s->tx_resp_inflight = 0;
     s->tx_resp_drained_ns = 0;
     s->tx_srtt_ns = 0;
+    s->tx_pace_rtt_ns = RDMA_SIM_PACE_RTT_INITIAL_NS;
+    s->tx_pace_acc = 0;
     timer_del(s->tx_pace_timer);
 }

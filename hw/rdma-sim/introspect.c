@@ -151,7 +151,9 @@ static void rdma_sim_get_port(Object *obj, Visitor *v, const char *name,
         rdma_sim_v_u64(v, "tx-inflight", s->tx_inflight, errp) &&
         rdma_sim_v_u64(v, "tx-budget", s->tx_cwnd, errp) &&
         rdma_sim_v_u64(v, "tx-read-responses", s->tx_resp_inflight, errp) &&
-        rdma_sim_v_u64(v, "srtt-us", s->tx_srtt_ns / 1000, errp)) {
+        rdma_sim_v_u64(v, "srtt-us", s->tx_srtt_ns / 1000, errp) &&
+        rdma_sim_v_u64(v, "read-pace-rtt-us", s->tx_pace_rtt_ns / 1000,
+                       errp)) {
         rdma_sim_v_end_struct(v, errp);
     }
 }

@@ -1299,6 +1299,40 @@ static const VMStateDescription vmstate_rdma_sim_pacing = {
 };
 
 /*
+ * The round trip the READ response pace assumes while the port has
+ * measured none (flow.c), when it learned one: a stream without it keeps
+ * the power-on pace.
+ */
+static bool rdma_sim_pace_rtt_needed(void *opaque)
+{
+    return rdma_sim_flow_pace_learned(opaque);
+}
+
+static int rdma_sim_pace_rtt_post_load(void *opaque, int version_id)
+{
+    RdmaSimState *s = opaque;
+
+    if (!rdma_sim_flow_pace_valid(s)) {
+        return rdma_sim_mig_refuse("port budget of", s->props.tx_window,
+                                   "KiB: bad READ response pace");
+    }
+    return 0;
+}
+
+static const VMStateDescription vmstate_rdma_sim_pace_rtt = {
+    .name = "rdma-sim/read-pace-rtt",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = rdma_sim_pace_rtt_needed,
+    .post_load = rdma_sim_pace_rtt_post_load,
+    .fields = (VMStateField[]) {
+        VMSTATE_INT64(tx_pace_rtt_ns, RdmaSimState),
+        VMSTATE_UINT64(tx_pace_acc, RdmaSimState),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
+/*
  * The counters: a version 1 stream has those before READ_RESP_WAITS in
  * its main section, those added since go in a subsection (when one of
  * them is not 0), so that either stream loads.
@@ -1479,6 +1513,7 @@ const VMStateDescription vmstate_rdma_sim = {
     .subsections = (const VMStateDescription * []) {
         &vmstate_rdma_sim_frames,
         &vmstate_rdma_sim_pacing,
+        &vmstate_rdma_sim_pace_rtt,
         &vmstate_rdma_sim_more_counters,
         NULL
     }

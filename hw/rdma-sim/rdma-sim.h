@@ -327,6 +327,8 @@ struct RdmaSimState {
     uint64_t tx_resp_inflight;          /* READ responses' part of it */
     int64_t tx_resp_drained_ns;         /* when that last drained */
     int64_t tx_srtt_ns;                 /* port's round trip, 0: unknown */
+    int64_t tx_pace_rtt_ns;             /* the responses' while unknown */
+    uint64_t tx_pace_acc;               /* drained since it shrank */
     QEMUTimer *tx_pace_timer;           /* responses drained: wake QPs */
 
     uint64_t stats[RSIM_STAT_COUNT];

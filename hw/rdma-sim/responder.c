@@ -558,7 +558,7 @@ static void rdma_sim_resp_duplicate(RdmaSimState *s, RdmaSimQp *qp,
                  * back to the packet asked for.
                  */
                 trace_rdma_sim_read_again(qp->qpn, pkt->psn);
-                rdma_sim_flow_loss(s, qp);
+                rdma_sim_flow_resp_lost(s, qp);
                 if (res->pending) {
                     res->next_pkt = d;
                 } else {

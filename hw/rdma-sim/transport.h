@@ -383,6 +383,9 @@ void rdma_sim_flow_sent(RdmaSimState *s, RdmaSimQp *qp, uint32_t psn,
 void rdma_sim_flow_restart(RdmaSimState *s, RdmaSimQp *qp, uint32_t psn);
 bool rdma_sim_flow_acked(RdmaSimState *s, RdmaSimQp *qp, uint32_t old_comp);
 void rdma_sim_flow_loss(RdmaSimState *s, RdmaSimQp *qp);
+void rdma_sim_flow_resp_lost(RdmaSimState *s, RdmaSimQp *qp);
+bool rdma_sim_flow_pace_valid(const RdmaSimState *s);
+bool rdma_sim_flow_pace_learned(const RdmaSimState *s);
 
 /* Tail-loss probes: which packet the probe timer sends again */
 enum rdma_sim_probe {

@@ -1069,33 +1069,49 @@ static uint32_t wire_take_read_resps(QSimDev *d, Wire *w, uint32_t *next,
     }
 }
 
+/* The round trip the port's READ response pace assumes, in us */
+static int64_t wire_pace_rtt_us(QSimDev *d)
+{
+    QObject *port = qsim_qom_get(d, "port");
+    int64_t us = qdict_get_int(qobject_to(QDict, port), "read-pace-rtt-us");
+
+    qobject_unref(port);
+    return us;
+}
+
 /*
  * A READ the peer asks for is answered at the pace of the port's budget
  * (datasheet, "RC QPs"): the peer's socket buffer holds what does not fit
  * no better than the requester's.  At once, tx-window KiB (80: 80
- * responses); then tx-window KiB per round trip as the clock moves (5 ms
- * while the port has measured none), in order, with the right data.  The
- * test's clock steps stand for the time the peer takes.
+ * responses); then tx-window KiB per round trip as the clock moves, in
+ * order, with the right data.  The port has measured no round trip: the
+ * pace assumes 1 ms and a shorter one for every budget's worth drained
+ * without a loss.  The test's clock steps stand for the time the peer
+ * takes.
  *
  * A second request for responses already sent says some were lost: the
- * port's budget is cut to 7/10 (once per round trip: the same request
- * twice is one loss) and the responses go on from the PSN asked for.  What
- * drains without a loss after that grows the budget back, or a QP that
- * only answers READs would keep the cut budget for good.
+ * port's budget is cut to 7/10 and the round trip the pace assumes doubles
+ * (once per round trip: the same request twice is one loss), and the
+ * responses go on from the PSN asked for.  What drains without a loss
+ * after that grows the budget back, or a QP that only answers READs would
+ * keep the cut budget for good.
  *
  * migrate: the device moves to a second QEMU after the first burst, the
  * responses in the budget and the time left until they have drained with
- * it: the destination sends nothing more at once, and the rest as above.
+ * it: the destination sends nothing more at once, and the rest as above;
+ * and again after the loss, with the pace it learned.
  */
 static void wire_read_paced(const char *machine, bool migrate)
 {
     const uint32_t pkts = 1024, len = pkts * 1024, again = 100;
     const uint32_t budget = 80 * 1024, cut = budget * 7 / 10;
-    const int64_t rtt = 5 * 1000 * 1000, step = 1000 * 1000;
+    /* the longest round trip the pace assumes here: 1 ms, doubled once */
+    const int64_t rtt = 2 * 1000 * 1000, step = 1000 * 1000;
     /* the whole READ and the part sent again, at the cut budget, twice */
     const int64_t most = 2 * (int64_t)(2 * len - again * 1024) / cut * rtt;
     uint32_t next = 0, sent;
-    int64_t t = 0;
+    int64_t t = 0, pace_us;
+    ssize_t n;
     int rcvbuf = 1 << 20;
     uint8_t f[2048];
     QObject *port;
@@ -1127,15 +1143,24 @@ static void wire_read_paced(const char *machine, bool migrate)
         g_assert_cmpuint(qsim_stat(d, RSIM_STAT_READ_RESP_WAITS), ==, 1);
     }
 
-    /* then at most the budget per round trip */
+    /*
+     * then at most the budget per round trip: the shortest yet, as the
+     * round trip assumed only shrinks while nothing is lost
+     */
+    pace_us = wire_pace_rtt_us(d);
+    g_assert_cmpint(pace_us, ==, 1000);
     while (next < 3 * again) {
         t += step;
         qtest_clock_step(d->qts, step);
         sent += wire_take_read_resps(d, &w, &next, pkts, 6, NULL);
-        g_assert_cmpuint(sent * 1024ull, <=, budget + t * budget / rtt);
+        pace_us = wire_pace_rtt_us(d);
+        g_assert_cmpuint(sent * 1024ull, <=,
+                         budget + t * budget / (pace_us * 1000));
         g_assert_cmpint(t, <, most);
     }
     g_assert_cmpuint(qsim_stat(d, RSIM_STAT_TX_BUDGET_CUTS), ==, 0);
+    /* a budget's worth drained a step: 1 ms less an eighth a step */
+    g_assert_cmpint(pace_us, ==, 669);
 
     /* the peer asks again for responses it was sent: twice, one loss */
     for (int i = 0; i < 2; i++) {
@@ -1148,6 +1173,11 @@ static void wire_read_paced(const char *machine, bool migrate)
     g_assert_cmpint(qdict_get_int(qobject_to(QDict, port), "tx-budget"), ==,
                     cut);
     qobject_unref(port);
+    g_assert_cmpint(wire_pace_rtt_us(d), ==, 1339);
+    if (migrate) {
+        d = qsim_migrate(d, NULL);
+        g_assert_cmpint(wire_pace_rtt_us(d), ==, 1339);
+    }
 
     /* from the PSN asked for, to the end */
     next = again;
@@ -1158,7 +1188,10 @@ static void wire_read_paced(const char *machine, bool migrate)
         g_assert_cmpint(t, <, most);
     }
     qsim_settle(d);
-    g_assert_cmpint(recv(w.fd, f, sizeof(f), 0), ==, -1);
+    /* nothing more, but for the announcements of a migrated device */
+    while ((n = recv(w.fd, f, sizeof(f), 0)) >= 0) {
+        g_assert_cmphex(lduw_be_p(f + 12), !=, 0x0800);
+    }
     g_assert_cmpuint(qsim_stat(d, RSIM_STAT_TX_BUDGET_CUTS), ==, 1);
     port = qsim_qom_get(d, "port");
     qsim_note("%u KiB and %u KiB again in %" PRId64 " ms of the clock, the "
@@ -1180,13 +1213,14 @@ static void test_wire_read_paced(const char *machine)
  * Every QP progresses: while the QP's own SENDs, which the peer does not
  * acknowledge, fill the port's budget, a READ the peer asks for is still
  * answered, a packet at a time as its responses drain, at most four a
- * round trip (a wait of 5 / 4 ms while the port has measured none), and
- * the budget is never exceeded by more than that packet.
+ * round trip (a wait of 1 / 4 ms while the port has measured none and
+ * drained less than a budget), and the budget is never exceeded by more
+ * than that packet.
  */
 static void test_wire_read_budget_full(const char *machine)
 {
     const uint32_t pkts = 32, budget = 80 * 1024;
-    const int64_t quarter = 5 * 1000 * 1000 / 4;
+    const int64_t quarter = 1000 * 1000 / 4;
     uint32_t next = 0, sends = 0;
     int rcvbuf = 1 << 20, t;
     QObject *port;
