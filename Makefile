@@ -94,11 +94,13 @@ $(error QEMU_DEVICES must be "rdma-sim" or "default")
 endif
 
 # The sanitizer and fuzzing build (make check, make fuzz): clang with
-# libFuzzer's instrumentation, ASan and UBSan, the same devices and
-# features.  Besides qemu-fuzz-x86_64 it builds a sanitized
+# libFuzzer's instrumentation, the same devices and features, and ASan and
+# UBSan in rdma-sim's code (scripts/fuzz-cc.sh says where and why not in
+# all of QEMU).  Besides qemu-fuzz-x86_64 it builds a sanitized
 # qemu-system-x86_64 and qtests.
-FUZZ_CONFIGURE_FLAGS := $(QEMU_CONFIGURE_FLAGS) --cc=clang-14 --cxx=clang++-14 \
-	--enable-fuzzing --enable-sanitizers
+FUZZ_CONFIGURE_FLAGS := $(QEMU_CONFIGURE_FLAGS) --cc=$(REPO)/scripts/fuzz-cc.sh \
+	--cxx=clang++-14 --enable-fuzzing \
+	--extra-ldflags="-fsanitize=address -fsanitize=undefined"
 # SANITIZE=1: the check suites against the sanitized build (scripts/check.sh)
 SANITIZE ?=
 export SANITIZE
