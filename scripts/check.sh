@@ -458,9 +458,9 @@ suite_deb13() {
 # VM tests leave idle (a quarter of the two cores: guests waiting on the
 # network and on timers); then fuzz, sanitize and deb13 at a lower one;
 # then the oldest generation's suites (deb12), at lane A's priority, beside
-# lane A's VM tests: two guest pairs at once share the cores, which one
-# pair leaves partly idle.  A failed build is one failure; the suites that
-# needed it say what is missing.
+# what is left of lane A (in the measured run, nothing: lane A had ended,
+# and deb12 ran alone for its last 17 minutes; README, "Tests").  A failed
+# build is one failure; the suites that needed it say what is missing.
 LANE_B_PID=
 # lane_b_build VERSION TARGET NAME: make's TARGET for QEMU VERSION, at the
 # lowest priority; a failure is the failure NAME.
