@@ -249,8 +249,10 @@ link() {
 
     # tests/qtest/meson.build: marked lines, regenerated when the lists
     # change.  Right after qtests_x86_64 is defined: our qtests.  Before
-    # the executables are declared: each one's extra sources, the library,
-    # in the qtests dict (as QEMU's own tests add theirs).
+    # the executables are declared: the library, compiled once into a
+    # static library of its own (as QEMU's libqos is) rather than into
+    # each program, and each program's dependency on it in the qtests
+    # dict (as QEMU's own tests add theirs).
     local mb="$QSRC/tests/qtest/meson.build" marker='# rdma-sim qtests'
     grep -qE '^qtests_x86_64 = ' "$mb" ||
         die "can't find 'qtests_x86_64 = ' in $mb (not QEMU $VERSION?)"
@@ -259,9 +261,9 @@ link() {
     local tests="" sources="" t sep=""
     if [ ${#qtests[@]} -gt 0 ]; then
         tests="qtests_x86_64 += ["
-        sources="rdma_sim_qos = files("
+        sources="rdma_sim_qos = declare_dependency(link_with: static_library('rdma-sim-qos', files("
         for t in "${qos[@]}"; do sources+="$sep'$t'"; sep=", "; done
-        sources+=")  $marker\\nqtests += {"
+        sources+=") + genh, dependencies: qemuutil, build_by_default: false))  $marker\\nqtests += {"
         sep=""
         for t in "${qtests[@]}"; do
             tests+="$sep'$t'"
