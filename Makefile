@@ -214,7 +214,7 @@ qemu-compile:
 
 qemu-compile-locked: qemu-configure
 	targets=$$(ninja -C $(QEMU_BUILD) -t targets all | cut -d: -f1 | grep -E \
-		'^lib[a-z_]+\.f?a\.p/hw_rdma-sim_|^tests/qtest/rdma-sim-[a-z]+-test\.p/rdma-sim-|^tests/qtest/rdma-sim-admin-test\.p/libqos_'); \
+		'^lib[a-z_]+\.f?a\.p/hw_rdma-sim_|^tests/qtest/rdma-sim-[a-z]+-test\.p/rdma-sim-|^tests/qtest/librdma-sim-qos\.a\.p/libqos_'); \
 	ninja -C $(QEMU_BUILD) -j$(JOBS) $$targets | tee $(QEMU_LOGS)/compile.log; \
 	if grep -E '(hw/rdma-sim|rdma-sim).*(warning|error):' $(QEMU_LOGS)/compile.log; then \
 		echo "error: rdma-sim's code compiles with warnings against QEMU $(QEMU_VERSION) (log: $(QEMU_LOGS)/compile.log)" >&2; exit 1; fi
