@@ -97,7 +97,7 @@ endif
 # libFuzzer's instrumentation, the same devices and features, and ASan and
 # UBSan in rdma-sim's code (scripts/fuzz-cc.sh says where and why not in
 # all of QEMU).  Besides qemu-fuzz-x86_64 it builds a sanitized
-# qemu-system-x86_64 and qtests.
+# qemu-system-x86_64, which make check's deb12 VM tests run on, and qtests.
 FUZZ_CONFIGURE_FLAGS := $(QEMU_CONFIGURE_FLAGS) --cc=$(REPO)/scripts/fuzz-cc.sh \
 	--cxx=clang++-14 --enable-fuzzing \
 	--extra-ldflags="-fsanitize=address -fsanitize=undefined"
@@ -275,15 +275,16 @@ vmtest: qemu $(SAN_PREREQS) $(VMTEST_PREREQS)
 # Every generation of configs/generations: the suites of scripts/check.sh
 # run against this QEMU with the default guest kernel, and against the
 # oldest and the middle generation (deb12/..., deb13/...).  Only the default
-# QEMU is built first: check.sh builds the others and the fuzzing build at
-# low priority while the default's tests run (CHECK_BUILDS=1, its lane B).
+# QEMU is built first: check.sh builds the fuzzing build, a QEMU 7.2 that
+# the oldest generation's VM tests run on with its sanitizers, at low
+# priority while the default's tests run (CHECK_BUILDS=1, its lane B).
 # The middle generation: CHECK_MIDDLE=compile (the default) compiles
 # rdma-sim's code against its QEMU and boots its kernel on the default QEMU;
 # full builds its QEMU (some 12 minutes of the two cores) and runs its
 # smoke, qtests and VM tests on it.
 CHECK_MIDDLE ?= compile
 check: qemu $(VMTEST_PREREQS)
-	CHECK_BUILDS=1 CHECK_MIDDLE=$(CHECK_MIDDLE) DEB12_QEMU_BUILD=$(call qemu_build_dir,$(GEN_OLDEST_QEMU)) \
+	CHECK_BUILDS=1 CHECK_MIDDLE=$(CHECK_MIDDLE) DEB12_QEMU_BUILD=$(FUZZ_BUILD) \
 	DEB13_QEMU_BUILD=$(call qemu_build_dir,$(GEN_MIDDLE_QEMU)) $(REPO)/scripts/check.sh all
 
 # Every version of QEMU_VERSIONS, one after the other
@@ -310,7 +311,7 @@ help:
 	@echo "make bench      rdma-sim vs Soft-RoCE in TCG guest pairs (table, JSON, plot in build/bench/)"
 	@echo "make qemu-plain build/qemu-plain-build: rdma-sim in QEMU without patches/qemu (for make bench)"
 	@echo "make qemu-all   build QEMU $(QEMU_VERSIONS) with rdma-sim, each in build/qemu-VERSION-build"
-	@echo "make check      all test suites (smoke, qtest, vmtest, fuzz, sanitize, dkms; deb12: QEMU $(GEN_OLDEST_QEMU) + Linux $(GEN_OLDEST_KERNEL); deb13: rdma-sim compiled against QEMU $(GEN_MIDDLE_QEMU), Linux $(GEN_MIDDLE_KERNEL) guests; CHECK_MIDDLE=full: built and run on QEMU $(GEN_MIDDLE_QEMU))"
+	@echo "make check      all test suites (smoke, qtest, vmtest, fuzz, sanitize, dkms; deb12: QEMU $(GEN_OLDEST_QEMU) (the sanitized fuzzing build) + Linux $(GEN_OLDEST_KERNEL); deb13: rdma-sim compiled against QEMU $(GEN_MIDDLE_QEMU), Linux $(GEN_MIDDLE_KERNEL) guests; CHECK_MIDDLE=full: built and run on QEMU $(GEN_MIDDLE_QEMU))"
 	@echo "make smoke|qtest|vmtest   run one suite"
 	@echo "make fuzz       the fuzz targets, FUZZ_TIME s each (FUZZ_TARGET=one of them)"
 	@echo "make fuzz-coverage        line coverage of hw/rdma-sim by the fuzz corpora"

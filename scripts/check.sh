@@ -34,10 +34,13 @@
 #  dkms    the driver added, built and installed with DKMS, in private trees,
 #          for the guest kernel of each generation (tests/dkms/)
 #  deb12   the oldest generation (configs/generations): smoke and vmtest
-#          again, against QEMU 7.2 (build/qemu-7.2-build) with Linux 6.1
-#          guests, named deb12/...; not what tests the device alone, the
-#          same source in every generation (deb12_suites says which); its
-#          qtests are sanitize's
+#          again, against QEMU 7.2 with Linux 6.1 guests, named deb12/...;
+#          not what tests the device alone, the same source in every
+#          generation (deb12_suites says which).  Its QEMU is the fuzzing
+#          build's (build/qemu-fuzz, a QEMU 7.2 with the sanitizers in
+#          rdma-sim's code: a report in a guest's QEMU log fails the test);
+#          DEB12_QEMU_BUILD=build/qemu-7.2-build runs it on the plain
+#          build.  Its qtests are sanitize's
 #  deb13   the middle generation: QEMU 10.0 with Linux 6.12 guests, named
 #          deb13/...: smoke, qtest, and the VM tests that boot it and carry
 #          RDMA traffic (t-smoke-boot, t-rc-pingpong).  make check
@@ -68,7 +71,7 @@ LOGS=$BUILD/logs
 QEMU_BUILD=${QEMU_BUILD:-$BUILD/qemu-$GEN_DEFAULT_QEMU-build}
 QEMU=${QEMU_BINARY:-$QEMU_BUILD/qemu-system-x86_64}
 FUZZ_BUILD=$BUILD/qemu-fuzz
-DEB12_QEMU_BUILD=${DEB12_QEMU_BUILD:-$BUILD/qemu-$GEN_OLDEST_QEMU-build}
+DEB12_QEMU_BUILD=${DEB12_QEMU_BUILD:-$FUZZ_BUILD}
 DEB12_GUEST_ABI=${DEB12_GUEST_ABI:-$GEN_OLDEST_KERNEL}
 DEB13_QEMU_BUILD=${DEB13_QEMU_BUILD:-$BUILD/qemu-$GEN_MIDDLE_QEMU-build}
 DEB13_GUEST_ABI=${DEB13_GUEST_ABI:-$GEN_MIDDLE_KERNEL}
@@ -317,7 +320,7 @@ suite_vmtest() {
             < /dev/null > "$log" 2>&1 || rc=$?
         echo "vmtest: ${PFX}$name finished in $(( $(date +%s) - start ))s, exit status $rc" >&2
         case $rc in
-            0)       pass "${PFX}vm/$name" ;;
+            0)       pass "${PFX}vm/$name" "$dir" ;;
             77)      skip "${PFX}vm/$name" "exit status 77" ;;
             124|137) fail "${PFX}vm/$name" "timed out after ${VMTEST_TIMEOUT}s" "$log" ;;
             *)       fail "${PFX}vm/$name" "exit status $rc" "$log" ;;
@@ -409,8 +412,20 @@ generation() {
 # run plain, and rdma-core 56 (the newest runs 65) against 44; and
 # t-mixed-pair, the oldest generation against the newest, which needs both
 # builds.  Its qtests are the sanitize suite's, on the same QEMU 7.2.
+# On the fuzzing build (make check) its QEMUs run with the sanitizers, and
+# a report in a guest's QEMU log fails the test (sanitizer_report): the
+# device under ASan and UBSan with real guests' traffic.  That build's
+# QEMU outside rdma-sim's code is a plain clang build (scripts/fuzz-cc.sh):
+# t-rc-pingpong took 27 to 34 s on it and 28 to 36 s on the gcc build,
+# each beside the default generation's VM tests.
 deb12_suites() {
     generation deb12/ "$DEB12_QEMU_BUILD" "$DEB12_GUEST_ABI"
+    if [ "$DEB12_QEMU_BUILD" = "$FUZZ_BUILD" ]; then
+        SANITIZED=1
+        sanitizer_env_vm
+    fi
+    # t-mixed-pair's QEMU 7.2 is this one
+    export QEMU_OLD=$QEMU
     VMTEST_EXCLUDE="t-interop-nvme t-capture t-cluster t-cluster-vxlan t-cluster-mpi t-perftest t-perftest-lossy t-interop-rxe-ipv6 t-ramroot-paths t-rxe-beside"
     export NVME_PASSES=plain NFS_PASSES=plain MIG_PASSES=pingpong RDMA_CORE_VERSIONS=56
     if [ -x "$QEMU" ]; then
@@ -452,15 +467,13 @@ suite_deb13() {
 # --- two lanes: the other generations' builds beside the default's tests ----------
 # make check (CHECK_BUILDS=1) builds only the default QEMU before it runs
 # this script.  The rest runs in two lanes.  Lane A, in front: the default
-# generation's suites and dkms.  Lane B, behind it: the oldest generation's
-# QEMU, the fuzzing and sanitizer build and the middle generation's
-# compile (deb13/compile), each at the lowest CPU priority, in what the
-# VM tests leave idle (a quarter of the two cores: guests waiting on the
-# network and on timers); then fuzz, sanitize and deb13 at a lower one;
-# then the oldest generation's suites (deb12), at lane A's priority, beside
-# what is left of lane A (in the measured run, nothing: lane A had ended,
-# and deb12 ran alone for its last 17 minutes; README, "Tests").  A failed
-# build is one failure; the suites that needed it say what is missing.
+# generation's suites and dkms.  Lane B, beside it: the fuzzing build (the
+# oldest generation's QEMU 7.2, which deb12 runs on too), at a low CPU
+# priority, in what lane A's guests leave idle; then deb12 at lane A's
+# priority, its guests beside lane A's; then fuzz, sanitize and deb13 (the
+# middle generation's compile, deb13/compile, and its kernel booted) at the
+# low one again.  A failed build is one failure; the suites that needed it
+# say what is missing.
 LANE_B_PID=
 # lane_b_build VERSION TARGET NAME: make's TARGET for QEMU VERSION, at the
 # lowest priority; a failure is the failure NAME.
@@ -480,20 +493,18 @@ lane_b_middle() {
 }
 
 lane_b() {
-    local s fuzz_built=
+    local s
     passed=0 failed=0 skipped=0
     renice -n 5 "$BASHPID" > /dev/null
     : > "$LOGS/check-builds.log"
-    echo "check: lane B: building QEMU $GEN_OLDEST_QEMU, the fuzzing build and QEMU $GEN_MIDDLE_QEMU at low priority (log: $LOGS/check-builds.log)" >&2
-    lane_b_build "$GEN_OLDEST_QEMU" qemu "build/qemu-$GEN_OLDEST_QEMU" || true
+    echo "check: lane B: the fuzzing build (QEMU $GEN_OLDEST_QEMU) at low priority (log: $LOGS/check-builds.log)" >&2
+    lane_b_build "$GEN_OLDEST_QEMU" qemu-fuzz build/qemu-fuzz || true
     for s in "${lane_b_suites[@]}"; do
         case $s in
-        fuzz | sanitize)
-            [ -n "$fuzz_built" ] || lane_b_build "$GEN_OLDEST_QEMU" qemu-fuzz build/qemu-fuzz || true
-            fuzz_built=1 ;;
-        deb13) lane_b_middle ;;
         deb12) renice -n 0 "$BASHPID" > /dev/null || true ;;
+        *) renice -n 5 "$BASHPID" > /dev/null || true ;;
         esac
+        [ "$s" != deb13 ] || lane_b_middle
         "suite_$s"
     done
     echo "$passed $failed $skipped" > "$LOGS/lane-b-counts"
@@ -512,7 +523,7 @@ lane_b_wait() {
     if read -r p f s < "$LOGS/lane-b-counts"; then
         passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
     else
-        cannot_run lane-b "lane B (builds, fuzz, sanitize, deb13, deb12) ended without its counts" "$LOGS/check-builds.log"
+        cannot_run lane-b "lane B (the fuzzing build, deb12, fuzz, sanitize, deb13) ended without its counts" "$LOGS/check-builds.log"
     fi
     echo "check: lane B ended $((SECONDS - start)) s after lane A" >&2
     LANE_B_PID=
@@ -539,8 +550,8 @@ if [ "${CHECK_BUILDS:-}" = 1 ]; then
     for s in "${run[@]}"; do
         case $s in fuzz|sanitize|deb13|deb12) ;; *) lane_a+=("$s") ;; esac
     done
-    # lane B's order: what needs the builds, then deb12 (see above)
-    for s in fuzz sanitize deb13 deb12; do
+    # lane B's order (see above)
+    for s in deb12 fuzz sanitize deb13; do
         [[ " ${run[*]} " != *" $s "* ]] || lane_b_suites+=("$s")
     done
     run=("${lane_a[@]}")
