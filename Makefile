@@ -148,7 +148,7 @@ export QEMU_BINARY    := $(QEMU_BIN)
 export QEMU_BUILD
 export QEMU_VERSION
 
-.PHONY: all demo bench deps driver lint qemu qemu-all qemu-locked qemu-compile qemu-compile-locked qemu-source qemu-tree qemu-configure qtest vmtest smoke check clean distclean help \
+.PHONY: all demo bench deps driver lint cycles qemu qemu-all qemu-locked qemu-compile qemu-compile-locked qemu-source qemu-tree qemu-configure qtest vmtest smoke check clean distclean help \
 	qemu-fuzz qemu-fuzz-locked qemu-cov qemu-cov-locked qemu-plain qemu-plain-locked fuzz fuzz-coverage
 
 all: qemu
@@ -187,6 +187,12 @@ driver:
 # QEMU's checkpatch.pl comes with the QEMU source.
 lint: qemu-source
 	$(REPO)/scripts/lint.sh $(QSRC)
+
+# Call cycles between the files of the device and of the driver
+# (scripts/call-cycles.py): a report for now; make lint runs it once the
+# device core calls only downward.
+cycles:
+	$(REPO)/scripts/call-cycles.py $(REPO)/hw/rdma-sim $(REPO)/guest-driver
 
 qemu-source:
 ifneq ($(QEMU_FETCH),)
@@ -316,6 +322,7 @@ help:
 	@echo "make fuzz       the fuzz targets, FUZZ_TIME s each (FUZZ_TARGET=one of them)"
 	@echo "make fuzz-coverage        line coverage of hw/rdma-sim by the fuzz corpora"
 	@echo "make lint       kernel checkpatch (driver), QEMU checkpatch (device, qtests), shellcheck"
+	@echo "make cycles     call cycles between the files of the device and of the driver"
 	@echo "make clean      remove the QEMU builds, build/logs and what driver and tests built"
 	@echo "make distclean  remove build/ (incl. the downloaded QEMU source)"
 	@echo "variables: QEMU_VERSION=$(subst $() ,|,$(QEMU_VERSIONS)) (default $(QEMU_DEFAULT_VERSION))  GUEST_ABI=6.1|6.12|7.3|ABI (default $(GEN_DEFAULT_KERNEL))  QEMU_SRC=/path/to/qemu  QEMU_DEVICES=rdma-sim|default  WERROR=1  DEBUG_INFO=1  JOBS=N  SANITIZE=1"
