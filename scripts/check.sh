@@ -15,6 +15,7 @@
 # Suites:
 #  smoke   the QEMU binary starts -M pc / -M q35 and knows the devices we need;
 #          the datasheet's property table matches the device (tests/docs);
+#          the device's VMState is the committed one (tests/migration);
 #          patches/qemu is consistent and applies to each QEMU tree in build/
 #  qtest   every tests/qtest/*-test.c is a qtest program (linked with the
 #          helper library tests/qtest/libqos/rdma-sim*, which is not run); it
@@ -184,6 +185,19 @@ suite_smoke() {
         pass "${PFX}smoke/datasheet-props" "$log"
     else
         fail "${PFX}smoke/datasheet-props" "docs/datasheet.md section 2 and -device rdma-sim,help differ" "$log"
+    fi
+
+    # The device's migration stream as QEMU describes it (its fields,
+    # versions, subsections) against tests/migration/rdma-sim-vmstate.json:
+    # on the default generation, whose QEMU wrote that file
+    if [ -z "$PFX" ]; then
+        log=$LOGS/smoke/vmstate-golden.log
+        if python3 "$REPO/tests/migration/vmstate-golden.py" "$QEMU" \
+            "$REPO/tests/migration/rdma-sim-vmstate.json" > "$log" 2>&1; then
+            pass smoke/vmstate-golden "$log"
+        else
+            fail smoke/vmstate-golden "rdma-sim's VMState differs from tests/migration/rdma-sim-vmstate.json" "$log"
+        fi
     fi
 
     local share=$LOGS/${PFX}smoke/share m
