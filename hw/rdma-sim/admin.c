@@ -870,10 +870,7 @@ static enum rsim_status rdma_sim_cmd_destroy_srq(RdmaSimState *s, RdmaSimCmd *c)
     if (st != RSIM_STS_OK) {
         return st;
     }
-    s->pds[srq->pdn].refs--;
-    s->srqs[srq->srqn] = NULL;
-    rdma_sim_ring_free(s, &srq->ring);
-    g_free(srq);
+    rdma_sim_srq_destroy(s, srq);
     return RSIM_STS_OK;
 }
 

@@ -196,15 +196,6 @@ static unsigned rdma_sim_qp_class(const RdmaSimQp *qp)
     }
 }
 
-static bool rdma_sim_gid_is_v4mapped(const uint8_t *gid)
-{
-    static const uint8_t prefix[12] = {
-        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff,
-    };
-
-    return !memcmp(gid, prefix, sizeof(prefix));
-}
-
 /* Check an address vector against the GID table. */
 enum rsim_status rdma_sim_av_check(RdmaSimState *s, const struct rsim_av *av,
                                    const char **why)
@@ -226,9 +217,9 @@ enum rsim_status rdma_sim_av_check(RdmaSimState *s, const struct rsim_av *av,
         *why = "AV network type is neither IPv4 nor IPv6";
         return RSIM_STS_INVALID;
     }
-    if (rdma_sim_gid_is_v4mapped(av->dgid) !=
+    if (roce_gid_is_v4mapped(av->dgid) !=
         (av->network_type == RSIM_NET_IPV4) ||
-        rdma_sim_gid_is_v4mapped(sgid->gid) !=
+        roce_gid_is_v4mapped(sgid->gid) !=
         (av->network_type == RSIM_NET_IPV4)) {
         *why = "AV network type does not match the GIDs";
         return RSIM_STS_INVALID;

@@ -426,6 +426,18 @@ RdmaSimSrq *rdma_sim_srq_lookup(RdmaSimState *s, uint32_t srqn)
     return srqn < s->props.max_srq ? s->srqs[srqn] : NULL;
 }
 
+/*
+ * The end of every SRQ: its DESTROY_SRQ and the device's reset both come
+ * here, as they come to rdma_sim_cq_destroy() for a CQ.
+ */
+void rdma_sim_srq_destroy(RdmaSimState *s, RdmaSimSrq *srq)
+{
+    s->pds[srq->pdn].refs--;
+    s->srqs[srq->srqn] = NULL;
+    rdma_sim_ring_free(s, &srq->ring);
+    g_free(srq);
+}
+
 static void rdma_sim_cq_event(RdmaSimState *s, RdmaSimCq *cq)
 {
     RdmaSimEq *eq = &s->eqs[cq->eqn];

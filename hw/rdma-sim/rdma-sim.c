@@ -150,9 +150,7 @@ void rdma_sim_reset_state(RdmaSimState *s)
     }
     for (i = 0; i < s->props.max_srq; i++) {
         if (s->srqs[i]) {
-            rdma_sim_ring_free(s, &s->srqs[i]->ring);
-            g_free(s->srqs[i]);
-            s->srqs[i] = NULL;
+            rdma_sim_srq_destroy(s, s->srqs[i]);
         }
     }
     for (i = 0; i < s->props.max_cq; i++) {

@@ -433,6 +433,7 @@ void rdma_sim_cq_arm(RdmaSimState *s, RdmaSimCq *cq, unsigned arm);
 void rdma_sim_cq_destroy(RdmaSimState *s, RdmaSimCq *cq);
 RdmaSimCq *rdma_sim_cq_lookup(RdmaSimState *s, uint32_t cqn);
 RdmaSimSrq *rdma_sim_srq_lookup(RdmaSimState *s, uint32_t srqn);
+void rdma_sim_srq_destroy(RdmaSimState *s, RdmaSimSrq *srq);
 enum rsim_status rdma_sim_ring_move(RdmaSimState *s, RdmaSimRing *from,
                                     uint32_t from_cons, uint32_t from_prod,
                                     RdmaSimRing *to);
