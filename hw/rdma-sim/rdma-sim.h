@@ -7,6 +7,7 @@
  *
  *   qemu-compat.h  what differs between the QEMU versions (7.2 to 11.x)
  *   rdma-sim.c  PCI function, BAR0 registers, doorbells, reset, properties
+ *   platform.c  DMA, MSI-X and the guest error log, from QEMU
  *   admin.c     admin queue and one function per admin command
  *   mr.c        page lists, the MR/stag table and address translation
  *   queue.c     rings in guest memory, CQ completions, event queues
@@ -339,34 +340,35 @@ struct RdmaSimState {
     int64_t saved_drained_age_ns;
     int64_t saved_pace_ns;
 
-    /* rate limit of the guest error log (rdma-sim.c) */
+    /* rate limit of the guest error log (platform.c) */
     int64_t log_sec;
     uint32_t log_count;
     uint32_t log_suppressed;
 };
 
+/* platform.c: DMA, interrupts and the guest error log, from QEMU */
 /*
  * Report guest misbehaviour: a trace event with the details and a
  * LOG_GUEST_ERROR message; counted in the guest_errors statistic.
  */
 void rdma_sim_guest_error(RdmaSimState *s, const char *what, const char *fmt,
                           ...) G_GNUC_PRINTF(3, 4);
-
-/* migration.c */
-extern const VMStateDescription vmstate_rdma_sim;
-
-/* rdma-sim.c */
 bool rdma_sim_ready(RdmaSimState *s);
-/* Back to power-on state: every object destroyed, registers cleared */
-void rdma_sim_reset_state(RdmaSimState *s);
 /* FATAL: stopped until reset, no DMA, no traffic, no timers */
 bool rdma_sim_stopped(RdmaSimState *s);
-void rdma_sim_set_fatal(RdmaSimState *s, enum rsim_fatal_reason reason);
 void rdma_sim_msix_notify(RdmaSimState *s, unsigned vector);
 MemTxResult rdma_sim_dma_read(RdmaSimState *s, dma_addr_t addr, void *buf,
                               dma_addr_t len);
 MemTxResult rdma_sim_dma_write(RdmaSimState *s, dma_addr_t addr,
                                const void *buf, dma_addr_t len);
+
+/* migration.c */
+extern const VMStateDescription vmstate_rdma_sim;
+
+/* rdma-sim.c */
+/* Back to power-on state: every object destroyed, registers cleared */
+void rdma_sim_reset_state(RdmaSimState *s);
+void rdma_sim_set_fatal(RdmaSimState *s, enum rsim_fatal_reason reason);
 
 /* admin.c */
 void rdma_sim_admin_init(RdmaSimState *s);

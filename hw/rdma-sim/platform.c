@@ -1,0 +1,117 @@
+/*
+ * rdma-sim: what the device needs of its host, as QEMU gives it - DMA to
+ * and from guest memory, MSI-X interrupts, the guest error log
+ *
+ * The ground floor of the device: every other file may call these, and
+ * they call nothing of the device's but its status (a device stopped by a
+ * fatal error does no more DMA).  The device core's platform interface
+ * (issue 32) will put them behind one header, for QEMU and for a host
+ * outside QEMU.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "hw/pci/msix.h"
+#include "rdma-sim.h"
+#include "trace.h"
+
+/*
+ * At most RDMA_SIM_LOG_PER_SEC guest errors a second reach the log (each
+ * still fires its trace event and counts); the rest are counted in
+ * log_suppressed and summed up in the next second's first line.
+ */
+static bool rdma_sim_log_allowed(RdmaSimState *s)
+{
+    int64_t sec = qemu_clock_get_ms(QEMU_CLOCK_REALTIME) / 1000;
+
+    if (sec != s->log_sec) {
+        if (s->log_suppressed) {
+            qemu_log_mask(LOG_GUEST_ERROR, "rdma-sim: %u more guest errors "
+                          "not logged (see the rdma_sim_guest_error trace "
+                          "event)\n", s->log_suppressed);
+        }
+        s->log_sec = sec;
+        s->log_count = 0;
+        s->log_suppressed = 0;
+    }
+    if (s->log_count < RDMA_SIM_LOG_PER_SEC) {
+        s->log_count++;
+        return true;
+    }
+    s->log_suppressed++;
+    s->stats[RSIM_STAT_LOG_SUPPRESSED]++;
+    return false;
+}
+
+void rdma_sim_guest_error(RdmaSimState *s, const char *what, const char *fmt,
+                          ...)
+{
+    g_autofree char *msg = NULL;
+    va_list ap;
+
+    va_start(ap, fmt);
+    msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    s->stats[RSIM_STAT_GUEST_ERRORS]++;
+    trace_rdma_sim_guest_error(what, msg);
+    if (rdma_sim_log_allowed(s)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "rdma-sim: %s: %s\n", what, msg);
+    }
+}
+
+bool rdma_sim_stopped(RdmaSimState *s)
+{
+    return FIELD_EX32(s->dev_status, RSIM_DEV_STATUS, FATAL);
+}
+
+bool rdma_sim_ready(RdmaSimState *s)
+{
+    return FIELD_EX32(s->dev_status, RSIM_DEV_STATUS, READY) &&
+           !FIELD_EX32(s->dev_status, RSIM_DEV_STATUS, FATAL);
+}
+
+void rdma_sim_msix_notify(RdmaSimState *s, unsigned vector)
+{
+    PCIDevice *pci = PCI_DEVICE(s);
+
+    if (vector < s->props.msix_vectors && msix_enabled(pci)) {
+        trace_rdma_sim_irq(vector);
+        msix_notify(pci, vector);
+    }
+}
+
+/*
+ * One DMA transfer, refused for an address range that wraps or a stopped
+ * device; a failure is traced, and the caller says what it means.
+ */
+static MemTxResult rdma_sim_dma_rw(RdmaSimState *s, dma_addr_t addr,
+                                   void *buf, dma_addr_t len, DMADirection dir)
+{
+    MemTxResult r;
+
+    if ((len && addr + len - 1 < addr) || rdma_sim_stopped(s)) {
+        return MEMTX_DECODE_ERROR;
+    }
+    r = pci_dma_rw(PCI_DEVICE(s), addr, buf, len, dir, MEMTXATTRS_UNSPECIFIED);
+    if (r != MEMTX_OK) {
+        trace_rdma_sim_dma_error(dir == DMA_DIRECTION_TO_DEVICE ? "read" :
+                                 "write", addr, len);
+    }
+    return r;
+}
+
+MemTxResult rdma_sim_dma_read(RdmaSimState *s, dma_addr_t addr, void *buf,
+                              dma_addr_t len)
+{
+    return rdma_sim_dma_rw(s, addr, buf, len, DMA_DIRECTION_TO_DEVICE);
+}
+
+MemTxResult rdma_sim_dma_write(RdmaSimState *s, dma_addr_t addr,
+                               const void *buf, dma_addr_t len)
+{
+    /* pci_dma_write() drops the const the same way: nothing writes buf */
+    return rdma_sim_dma_rw(s, addr, (void *)buf, len,
+                           DMA_DIRECTION_FROM_DEVICE);
+}
