@@ -20,11 +20,15 @@
  *   flow.c       round-trip times, probe timing, the port's budget of
  *                unacknowledged bytes and READ responses
  *
- * Calls go one way.  transport.c calls the requester, the responder, the
- * completer and ud.c; these never call one another.  Where the completer
- * finds that packets must be sent again, it records where (go_back) and
- * transport.c hands that to the requester.  All of them use wqe.c, flow.c
- * and the services at the end of this header.
+ * transport.c calls the requester, the responder, the completer and
+ * ud.c.  These do not call one another but for one call: the requester
+ * hands a UD or GSI send WQE to ud.c (rdma_sim_ud_send()), which sends
+ * the datagram whole.  Where the completer finds that packets must be
+ * sent again, it records where (go_back) and transport.c hands that to
+ * the requester.  All of them use wqe.c, flow.c and the services at the
+ * end of this header.  Not yet one way: a stage that fails a QP calls
+ * qp.c (rdma_sim_qp_fail()), which calls back into transport.c, and the
+ * services live in transport.c itself (make cycles lists every such call).
  *
  * The engine runs in the main loop (bottom half, timers, NIC receive) and
  * never waits: a QP that cannot progress (window full, RNR wait, CQ full)
