@@ -57,6 +57,22 @@ void rdma_sim_comp_check_drained(RdmaSimState *s, RdmaSimQp *qp)
     }
 }
 
+/*
+ * Tell the driver how far the SQ is consumed; a QP whose SQ header cannot
+ * be written fails (and true is returned).
+ */
+static bool rdma_sim_comp_sq_cons(RdmaSimState *s, RdmaSimQp *qp)
+{
+    if (rdma_sim_ring_write_index(s, &qp->sq, RSIM_QUEUE_CONS_OFFSET,
+                                  qp->sq_cons)) {
+        rdma_sim_guest_error(s, "sq", "QP %u SQ header not writable",
+                             qp->qpn);
+        rdma_sim_qp_fail(s, qp, RSIM_EV_QP_FATAL);
+        return true;
+    }
+    return false;
+}
+
 /* Complete finished WQEs from the oldest on. */
 void rdma_sim_comp_run(RdmaSimState *s, RdmaSimQp *qp)
 {
@@ -84,6 +100,19 @@ void rdma_sim_comp_run(RdmaSimState *s, RdmaSimQp *qp)
             w->done = true;
         }
         status = w->status;
+        if ((w->signaled || status) && !rdma_sim_cq_has_room(s, cq)) {
+            /* CQ full: keep the WQE, look again soon */
+            x->cq_stalled = true;
+            timer_mod(x->retry_timer,
+                      qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+                      RDMA_SIM_CQ_RETRY_NS);
+            break;
+        }
+        if (rdma_sim_wr_needs_response(w->opcode) && w->npkts) {
+            x->rd_atomic_out--;
+        }
+        qp->sq_cons = (qp->sq_cons + 1) & qp->sq.mask;
+        progress = true;
         if (w->signaled || status) {
             struct rsim_cqe cqe = {
                 .wr_id = w->wr_id,
@@ -94,35 +123,29 @@ void rdma_sim_comp_run(RdmaSimState *s, RdmaSimQp *qp)
                 .port_num = 1,
             };
 
-            if (!rdma_sim_cq_post(s, cq, &cqe, false)) {
-                /* CQ full: keep the WQE, look again soon */
-                x->cq_stalled = true;
-                timer_mod(x->retry_timer,
-                          qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
-                          RDMA_SIM_CQ_RETRY_NS);
-                break;
+            /*
+             * The WQE's slot is the driver's again before its completion
+             * shows: a program that posts its next send when it sees the
+             * completion must find the SQ with room (librxe reads the
+             * consumer index; Soft-RoCE advances it first too).  In the
+             * other order, ibv_rc_pingpong's one-deep SQ was seen full
+             * now and then ("Couldn't post send").
+             */
+            if (rdma_sim_comp_sq_cons(s, qp)) {
+                return;
             }
+            rdma_sim_cq_post(s, cq, &cqe, false);
         }
-        if (rdma_sim_wr_needs_response(w->opcode) && w->npkts) {
-            x->rd_atomic_out--;
-        }
-        qp->sq_cons = (qp->sq_cons + 1) & qp->sq.mask;
-        progress = true;
         if (status && qp->type == RSIM_QPT_RC) {
+            /* the consumer index went out with the completion above */
             trace_rdma_sim_wqe_error(qp->qpn, w->opcode, status);
-            rdma_sim_ring_write_index(s, &qp->sq, RSIM_QUEUE_CONS_OFFSET,
-                                      qp->sq_cons);
             rdma_sim_qp_fail(s, qp, 0);
             return;
         }
     }
     x->cq_stalled = x->cq_stalled && !progress;
     if (progress) {
-        if (rdma_sim_ring_write_index(s, &qp->sq, RSIM_QUEUE_CONS_OFFSET,
-                                      qp->sq_cons)) {
-            rdma_sim_guest_error(s, "sq", "QP %u SQ header not writable",
-                                 qp->qpn);
-            rdma_sim_qp_fail(s, qp, RSIM_EV_QP_FATAL);
+        if (rdma_sim_comp_sq_cons(s, qp)) {
             return;
         }
         rdma_sim_comp_check_drained(s, qp);
