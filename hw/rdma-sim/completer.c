@@ -134,7 +134,7 @@ void rdma_sim_comp_run(RdmaSimState *s, RdmaSimQp *qp)
             if (rdma_sim_comp_sq_cons(s, qp)) {
                 return;
             }
-            rdma_sim_cq_post(s, cq, &cqe, false);
+            rdma_sim_cq_write(s, cq, &cqe, false);
         }
         if (status && qp->type == RSIM_QPT_RC) {
             /* the consumer index went out with the completion above */

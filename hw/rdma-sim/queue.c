@@ -498,11 +498,20 @@ bool rdma_sim_cq_has_room(RdmaSimState *s, RdmaSimCq *cq)
 bool rdma_sim_cq_post(RdmaSimState *s, RdmaSimCq *cq,
                       const struct rsim_cqe *cqe, bool solicited)
 {
+    return rdma_sim_cq_has_room(s, cq) &&
+           rdma_sim_cq_write(s, cq, cqe, solicited);
+}
+
+/*
+ * Append a completion to a CQ that rdma_sim_cq_has_room() said has room:
+ * for a caller that must do something between that check and the write.
+ * Returns false when the CQ's ring cannot be written.
+ */
+bool rdma_sim_cq_write(RdmaSimState *s, RdmaSimCq *cq,
+                       const struct rsim_cqe *cqe, bool solicited)
+{
     struct rsim_cqe out = *cqe;
 
-    if (!rdma_sim_cq_has_room(s, cq)) {
-        return false;
-    }
     cq->overflow_reported = false;
     rdma_sim_fault_driver(s, RDMA_SIM_FAULT_CQE, &out);
     if (rdma_sim_ring_write_elem(s, &cq->ring, cq->prod, &out, sizeof(out)) ||

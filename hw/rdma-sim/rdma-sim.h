@@ -431,6 +431,8 @@ void rdma_sim_eq_reset(RdmaSimState *s, RdmaSimEq *eq);
 bool rdma_sim_cq_has_room(RdmaSimState *s, RdmaSimCq *cq);
 bool rdma_sim_cq_post(RdmaSimState *s, RdmaSimCq *cq,
                       const struct rsim_cqe *cqe, bool solicited);
+bool rdma_sim_cq_write(RdmaSimState *s, RdmaSimCq *cq,
+                       const struct rsim_cqe *cqe, bool solicited);
 void rdma_sim_cq_arm(RdmaSimState *s, RdmaSimCq *cq, unsigned arm);
 void rdma_sim_cq_destroy(RdmaSimState *s, RdmaSimCq *cq);
 RdmaSimCq *rdma_sim_cq_lookup(RdmaSimState *s, uint32_t cqn);
