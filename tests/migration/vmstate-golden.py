@@ -62,7 +62,7 @@ def main(argv):
     sys.stdout.writelines(difflib.unified_diff(
         then.splitlines(True), now.splitlines(True), golden, qemu + " -dump-vmstate"))
     print("vmstate-golden: rdma-sim's migration stream changed: bump its version "
-          "or add a subsection, then %s QEMU %s --update" % (argv and sys.argv[0], golden))
+          "or add a subsection, then %s QEMU %s --update" % (sys.argv[0], golden))
     return 1
 
 
