@@ -477,12 +477,47 @@ static inline void rsim_wr32(struct rsim_dev *dev, u32 reg, u32 val)
 	writel(val, dev->regs + reg);
 }
 
-/* rsim_main.c */
-int rsim_dma_alloc(struct rsim_dev *dev, struct rsim_dma_buf *b, size_t size);
-void rsim_dma_free(struct rsim_dev *dev, struct rsim_dma_buf *b);
-void rsim_dev_fatal(struct rsim_dev *dev, const char *why);
-bool rsim_check_health(struct rsim_dev *dev);
-void rsim_port_update(struct rsim_dev *dev);
+/*
+ * A QP or SRQ by its number, for events and completions: a reference
+ * that keeps it from being freed (its destroy waits for ->free).
+ */
+static inline struct rsim_qp *rsim_qp_get(struct rsim_dev *dev, u32 qpn)
+{
+	unsigned long flags;
+	struct rsim_qp *qp;
+
+	xa_lock_irqsave(&dev->qps, flags);
+	qp = xa_load(&dev->qps, qpn);
+	if (qp && !refcount_inc_not_zero(&qp->refcnt))
+		qp = NULL;
+	xa_unlock_irqrestore(&dev->qps, flags);
+	return qp;
+}
+
+static inline void rsim_qp_put(struct rsim_qp *qp)
+{
+	if (refcount_dec_and_test(&qp->refcnt))
+		complete(&qp->free);
+}
+
+static inline struct rsim_srq *rsim_srq_get(struct rsim_dev *dev, u32 srqn)
+{
+	unsigned long flags;
+	struct rsim_srq *srq;
+
+	xa_lock_irqsave(&dev->srqs, flags);
+	srq = xa_load(&dev->srqs, srqn);
+	if (srq && !refcount_inc_not_zero(&srq->refcnt))
+		srq = NULL;
+	xa_unlock_irqrestore(&dev->srqs, flags);
+	return srq;
+}
+
+static inline void rsim_srq_put(struct rsim_srq *srq)
+{
+	if (refcount_dec_and_test(&srq->refcnt))
+		complete(&srq->free);
+}
 
 /* rsim_admin.c */
 int rsim_admin_init(struct rsim_dev *dev);
@@ -493,6 +528,13 @@ int rsim_admin_exec(struct rsim_dev *dev, struct rsim_admin_cmd *cmd,
 		    struct rsim_admin_cqe *cqe, bool atomic);
 int rsim_status_to_errno(u8 status);
 const char *rsim_opcode_name(u8 opcode);
+void rsim_dev_fatal(struct rsim_dev *dev, const char *why);
+bool rsim_check_health(struct rsim_dev *dev);
+const char *rsim_fatal_reason_name(u32 reason);
+void rsim_destroy_refused(struct rsim_dev *dev, const char *what, u32 num,
+			  int err);
+int rsim_dma_alloc(struct rsim_dev *dev, struct rsim_dma_buf *b, size_t size);
+void rsim_dma_free(struct rsim_dev *dev, struct rsim_dma_buf *b);
 
 /* rsim_queue.c */
 int rsim_pbl_alloc(struct rsim_dev *dev, struct rsim_pbl *pbl, u32 npages,
@@ -571,10 +613,11 @@ void rsim_qp_kwq_reset(struct rsim_qp *qp);
 extern const struct ib_device_ops rsim_dev_ops;
 int rsim_ib_register(struct rsim_dev *dev);
 void rsim_ib_unregister(struct rsim_dev *dev);
-struct rsim_qp *rsim_qp_get(struct rsim_dev *dev, u32 qpn);
-void rsim_qp_put(struct rsim_qp *qp);
-struct rsim_srq *rsim_srq_get(struct rsim_dev *dev, u32 srqn);
-void rsim_srq_put(struct rsim_srq *srq);
+int rsim_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   struct ib_udata *udata);
+int rsim_resize_cq(struct ib_cq *ibcq, u32 cqe, struct ib_udata *udata);
+const struct cpumask *rsim_get_vector_affinity(struct ib_device *ibdev,
+					       int comp_vector);
 void rsim_qp_event(struct rsim_dev *dev, u32 qpn, enum ib_event_type type);
 void rsim_srq_event(struct rsim_dev *dev, u32 srqn, enum ib_event_type type);
 void rsim_cq_event(struct rsim_dev *dev, u32 cqn, enum ib_event_type type);
@@ -582,12 +625,12 @@ bool rsim_cq_comp_event(struct rsim_dev *dev, u32 cqn);
 void rsim_cq_comp_event_all(struct rsim_dev *dev, u32 vector);
 void rsim_flush_kernel_qps(struct rsim_dev *dev);
 void rsim_flush_work(struct work_struct *work);
-void rsim_destroy_refused(struct rsim_dev *dev, const char *what, u32 num,
-			  int err);
 
 /* rsim_mr.c */
 struct ib_mr *rsim_get_dma_mr(struct ib_pd *ibpd, int access);
-/* rsim_reg_user_mr: rsim_compat.h, with the verbs it adapts per kernel */
+struct ib_mr *rsim_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+			       u64 virt_addr, int access,
+			       struct ib_udata *udata);
 int rsim_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 struct ib_mr *rsim_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			    u32 max_num_sg);
@@ -602,6 +645,7 @@ void rsim_netdev_destroy(struct rsim_dev *dev);
 void rsim_netdev_link_update(struct rsim_dev *dev);
 void rsim_netdev_eth_event(struct rsim_dev *dev, u32 kind);
 bool rsim_netdev_running(struct rsim_dev *dev);
+void rsim_port_update(struct rsim_dev *dev);
 
 /* rsim_debugfs.c */
 void rsim_debugfs_init(void);

@@ -19,6 +19,12 @@
  * command is bounded by the device's ADMIN_TIMEOUT; a timeout means the
  * device no longer works: it is declared dead (and reset, so it stops all
  * DMA) and every later command fails at once with -EIO.
+ *
+ * Below the admin queue is nothing of the driver's: this file also holds
+ * the device's health (rsim_dev_fatal, for whoever finds it failed) and
+ * the DMA buffers the device shares, so that the files above call down
+ * only.  What a failure means for the ib_device's users is rsim_main.c's
+ * fatal_work, queued here, not called.
  */
 
 #include <linux/delay.h>
@@ -412,4 +418,108 @@ int rsim_admin_exec(struct rsim_dev *dev, struct rsim_admin_cmd *cmd,
 		rsim_log(dbg, dev, "admin command %s failed: status 0x%02x (%d)\n",
 			 rsim_opcode_name(opcode), status, err);
 	return err;
+}
+
+/* ---- Health ------------------------------------------------------------ */
+
+const char *rsim_fatal_reason_name(u32 reason)
+{
+	switch (reason) {
+	case RSIM_FATAL_NONE:
+		return "none";
+	case RSIM_FATAL_BAD_ADMIN_CONFIG:
+		return "bad admin queue configuration";
+	case RSIM_FATAL_ADMIN_DMA:
+		return "admin queue DMA failed";
+	case RSIM_FATAL_AEQ_DMA:
+		return "async event queue DMA failed";
+	case RSIM_FATAL_EQ_DMA:
+		return "completion event queue DMA failed";
+	default:
+		return "unknown";
+	}
+}
+
+/*
+ * The device cannot be used any more (fatal error, no answer, gone).
+ * Any context.  The device is reset so that it stops touching memory;
+ * from now on commands fail with -EIO, destroys only free host resources
+ * and kernel work requests complete with WR_FLUSH_ERR in software.
+ */
+void rsim_dev_fatal(struct rsim_dev *dev, const char *why)
+{
+	u32 status;
+
+	if (test_and_set_bit(RSIM_FLAG_DEAD, &dev->flags))
+		return;
+	status = rsim_rd32(dev, A_RSIM_DEV_STATUS);
+	if (status == ~0u)
+		rsim_log(err, dev,
+			 "device lost (%s; registers read all ones): RDMA and Ethernet stop; remove the driver\n",
+			 why);
+	else
+		rsim_log(err, dev,
+			 "device failed (%s; DEV_STATUS 0x%08x, fatal reason %u: %s): resetting it; RDMA and Ethernet stop until the driver is reloaded\n",
+			 why, status,
+			 (u32)FIELD_GET(R_RSIM_DEV_STATUS_FATAL_REASON_MASK,
+					status),
+			 rsim_fatal_reason_name(FIELD_GET(R_RSIM_DEV_STATUS_FATAL_REASON_MASK,
+							  status)));
+	/* After a reset the device never touches guest memory again. */
+	rsim_wr32(dev, A_RSIM_DEV_CTRL, R_RSIM_DEV_CTRL_RESET_MASK);
+	rsim_admin_fail_all(dev);
+	schedule_work(&dev->fatal_work);
+}
+
+/* Returns false (and declares the device dead) if it stopped working. */
+bool rsim_check_health(struct rsim_dev *dev)
+{
+	u32 status;
+
+	if (rsim_dead(dev))
+		return false;
+	status = rsim_rd32(dev, A_RSIM_DEV_STATUS);
+	if (status == ~0u) {
+		rsim_dev_fatal(dev, "DEV_STATUS reads all ones");
+		return false;
+	}
+	if (status & R_RSIM_DEV_STATUS_FATAL_MASK) {
+		rsim_dev_fatal(dev, "DEV_STATUS.FATAL is set");
+		return false;
+	}
+	if (!(status & R_RSIM_DEV_STATUS_READY_MASK)) {
+		rsim_dev_fatal(dev, "DEV_STATUS.READY went to 0");
+		return false;
+	}
+	return true;
+}
+
+void rsim_destroy_refused(struct rsim_dev *dev, const char *what, u32 num,
+			  int err)
+{
+	if (rsim_dead(dev))
+		return;
+	/*
+	 * The device still holds an object the verbs layer destroys: it may
+	 * keep using memory we are about to free.  Stop it.
+	 */
+	rsim_log(err, dev, "device refused to destroy %s %u (%d)\n",
+		 what, num, err);
+	rsim_dev_fatal(dev, "destroy refused");
+}
+
+/* ---- DMA buffers shared with the device -------------------------------- */
+
+void rsim_dma_free(struct rsim_dev *dev, struct rsim_dma_buf *b)
+{
+	if (b->va)
+		dma_free_coherent(&dev->pdev->dev, b->size, b->va, b->dma);
+	b->va = NULL;
+}
+
+int rsim_dma_alloc(struct rsim_dev *dev, struct rsim_dma_buf *b, size_t size)
+{
+	b->size = size;
+	b->va = dma_alloc_coherent(&dev->pdev->dev, size, &b->dma, GFP_KERNEL);
+	return b->va ? 0 : -ENOMEM;
 }

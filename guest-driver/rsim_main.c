@@ -32,25 +32,7 @@ MODULE_DEVICE_TABLE(pci, rsim_pci_tbl);
 
 #define RSIM_BARS	(BIT(RSIM_BAR_REGS) | BIT(RSIM_BAR_DOORBELL))
 
-/* ---- Health ------------------------------------------------------------ */
-
-static const char *rsim_fatal_reason_name(u32 reason)
-{
-	switch (reason) {
-	case RSIM_FATAL_NONE:
-		return "none";
-	case RSIM_FATAL_BAD_ADMIN_CONFIG:
-		return "bad admin queue configuration";
-	case RSIM_FATAL_ADMIN_DMA:
-		return "admin queue DMA failed";
-	case RSIM_FATAL_AEQ_DMA:
-		return "async event queue DMA failed";
-	case RSIM_FATAL_EQ_DMA:
-		return "completion event queue DMA failed";
-	default:
-		return "unknown";
-	}
-}
+/* ---- Fatal: what follows the device's failure in process context ------- */
 
 static void rsim_fatal_work(struct work_struct *work)
 {
@@ -68,86 +50,7 @@ static void rsim_fatal_work(struct work_struct *work)
 	rsim_flush_kernel_qps(dev);
 }
 
-/*
- * The device cannot be used any more (fatal error, no answer, gone).
- * Any context.  The device is reset so that it stops touching memory;
- * from now on commands fail with -EIO, destroys only free host resources
- * and kernel work requests complete with WR_FLUSH_ERR in software.
- */
-void rsim_dev_fatal(struct rsim_dev *dev, const char *why)
-{
-	u32 status;
-
-	if (test_and_set_bit(RSIM_FLAG_DEAD, &dev->flags))
-		return;
-	status = rsim_rd32(dev, A_RSIM_DEV_STATUS);
-	if (status == ~0u)
-		rsim_log(err, dev,
-			 "device lost (%s; registers read all ones): RDMA and Ethernet stop; remove the driver\n",
-			 why);
-	else
-		rsim_log(err, dev,
-			 "device failed (%s; DEV_STATUS 0x%08x, fatal reason %u: %s): resetting it; RDMA and Ethernet stop until the driver is reloaded\n",
-			 why, status,
-			 (u32)FIELD_GET(R_RSIM_DEV_STATUS_FATAL_REASON_MASK,
-					status),
-			 rsim_fatal_reason_name(FIELD_GET(R_RSIM_DEV_STATUS_FATAL_REASON_MASK,
-							  status)));
-	/* After a reset the device never touches guest memory again. */
-	rsim_wr32(dev, A_RSIM_DEV_CTRL, R_RSIM_DEV_CTRL_RESET_MASK);
-	rsim_admin_fail_all(dev);
-	schedule_work(&dev->fatal_work);
-}
-
-/* Returns false (and declares the device dead) if it stopped working. */
-bool rsim_check_health(struct rsim_dev *dev)
-{
-	u32 status;
-
-	if (rsim_dead(dev))
-		return false;
-	status = rsim_rd32(dev, A_RSIM_DEV_STATUS);
-	if (status == ~0u) {
-		rsim_dev_fatal(dev, "DEV_STATUS reads all ones");
-		return false;
-	}
-	if (status & R_RSIM_DEV_STATUS_FATAL_MASK) {
-		rsim_dev_fatal(dev, "DEV_STATUS.FATAL is set");
-		return false;
-	}
-	if (!(status & R_RSIM_DEV_STATUS_READY_MASK)) {
-		rsim_dev_fatal(dev, "DEV_STATUS.READY went to 0");
-		return false;
-	}
-	return true;
-}
-
 /* ---- Port state: the device's link, the net_device and the IB port ----- */
-
-/*
- * The IB port is ACTIVE when the device reports the link up and the
- * net_device is up (as for Soft-RoCE: the RoCE GIDs live on the netdev).
- */
-void rsim_port_update(struct rsim_dev *dev)
-{
-	struct ib_event ev = {};
-	unsigned long flags;
-	bool active, changed;
-
-	spin_lock_irqsave(&dev->port_lock, flags);
-	rsim_netdev_link_update(dev);
-	active = dev->link_up && !rsim_dead(dev) && rsim_netdev_running(dev);
-	changed = active != dev->ib_port_active;
-	dev->ib_port_active = active;
-	spin_unlock_irqrestore(&dev->port_lock, flags);
-
-	if (changed && test_bit(RSIM_FLAG_IB_REGISTERED, &dev->flags)) {
-		ev.device = &dev->ibdev;
-		ev.element.port_num = 1;
-		ev.event = active ? IB_EVENT_PORT_ACTIVE : IB_EVENT_PORT_ERR;
-		ib_dispatch_event(&ev);
-	}
-}
 
 static void rsim_link_set(struct rsim_dev *dev, u8 state)
 {
@@ -333,20 +236,6 @@ static irqreturn_t rsim_eq_irq(int irq, void *data)
 	if (!rsim_dead(dev))
 		rsim_eq_arm(eq);
 	return IRQ_HANDLED;
-}
-
-void rsim_dma_free(struct rsim_dev *dev, struct rsim_dma_buf *b)
-{
-	if (b->va)
-		dma_free_coherent(&dev->pdev->dev, b->size, b->va, b->dma);
-	b->va = NULL;
-}
-
-int rsim_dma_alloc(struct rsim_dev *dev, struct rsim_dma_buf *b, size_t size)
-{
-	b->size = size;
-	b->va = dma_alloc_coherent(&dev->pdev->dev, size, &b->dma, GFP_KERNEL);
-	return b->va ? 0 : -ENOMEM;
 }
 
 static void rsim_eqs_destroy(struct rsim_dev *dev)

@@ -10,6 +10,9 @@
  * and then looks at the rings once more, so nothing completed in between
  * is left waiting.  Frames are single buffers (no scatter-gather), RX
  * buffers are RSIM_ETH_MIN_RX_BUF bytes as the datasheet requires.
+ *
+ * The IB port's state follows the link and this net_device (the RoCE GIDs
+ * live on it): rsim_port_update, at the end.
  */
 
 #include <linux/etherdevice.h>
@@ -562,4 +565,31 @@ void rsim_netdev_destroy(struct rsim_dev *dev)
 						       dev->eqs[i].vector));
 	netif_napi_del(&priv->napi);
 	free_netdev(nd);
+}
+
+/* ---- Port state: the device's link, the net_device and the IB port ----- */
+
+/*
+ * The IB port is ACTIVE when the device reports the link up and the
+ * net_device is up (as for Soft-RoCE: the RoCE GIDs live on the netdev).
+ */
+void rsim_port_update(struct rsim_dev *dev)
+{
+	struct ib_event ev = {};
+	unsigned long flags;
+	bool active, changed;
+
+	spin_lock_irqsave(&dev->port_lock, flags);
+	rsim_netdev_link_update(dev);
+	active = dev->link_up && !rsim_dead(dev) && rsim_netdev_running(dev);
+	changed = active != dev->ib_port_active;
+	dev->ib_port_active = active;
+	spin_unlock_irqrestore(&dev->port_lock, flags);
+
+	if (changed && test_bit(RSIM_FLAG_IB_REGISTERED, &dev->flags)) {
+		ev.device = &dev->ibdev;
+		ev.element.port_num = 1;
+		ev.event = active ? IB_EVENT_PORT_ACTIVE : IB_EVENT_PORT_ERR;
+		ib_dispatch_event(&ev);
+	}
 }

@@ -19,7 +19,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "rsim.h"
-#include "rsim_compat.h"
+#include "rsim_verbs_compat.h"
 
 /* The Soft-RoCE uverbs ABI version the rxe provider accepts */
 #define RSIM_UVERBS_ABI_VERSION		2
@@ -29,20 +29,6 @@ static struct ib_ucontext *rsim_uctx(struct ib_udata *udata)
 {
 	return &rdma_udata_to_drv_context(udata, struct rsim_ucontext,
 					  ibucontext)->ibucontext;
-}
-
-void rsim_destroy_refused(struct rsim_dev *dev, const char *what, u32 num,
-			  int err)
-{
-	if (rsim_dead(dev))
-		return;
-	/*
-	 * The device still holds an object the verbs layer destroys: it may
-	 * keep using memory we are about to free.  Stop it.
-	 */
-	ibdev_err(&dev->ibdev, "device refused to destroy %s %u (%d)\n",
-		  what, num, err);
-	rsim_dev_fatal(dev, "destroy refused");
 }
 
 /*
@@ -435,7 +421,7 @@ void rsim_flush_work(struct work_struct *work)
 	}
 }
 
-/* ib_device_ops' CQ creation, through rsim_compat.h's adapters */
+/* ib_device_ops' CQ creation, through rsim_verbs_compat.h's adapters */
 int rsim_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		   struct ib_udata *udata)
 {
@@ -652,25 +638,6 @@ static int rsim_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags f)
 }
 
 /* ---- Queue pairs ------------------------------------------------------- */
-
-struct rsim_qp *rsim_qp_get(struct rsim_dev *dev, u32 qpn)
-{
-	unsigned long flags;
-	struct rsim_qp *qp;
-
-	xa_lock_irqsave(&dev->qps, flags);
-	qp = xa_load(&dev->qps, qpn);
-	if (qp && !refcount_inc_not_zero(&qp->refcnt))
-		qp = NULL;
-	xa_unlock_irqrestore(&dev->qps, flags);
-	return qp;
-}
-
-void rsim_qp_put(struct rsim_qp *qp)
-{
-	if (refcount_dec_and_test(&qp->refcnt))
-		complete(&qp->free);
-}
 
 void rsim_qp_event(struct rsim_dev *dev, u32 qpn, enum ib_event_type type)
 {
@@ -1411,25 +1378,6 @@ static int rsim_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 }
 
 /* ---- Shared receive queues --------------------------------------------- */
-
-struct rsim_srq *rsim_srq_get(struct rsim_dev *dev, u32 srqn)
-{
-	unsigned long flags;
-	struct rsim_srq *srq;
-
-	xa_lock_irqsave(&dev->srqs, flags);
-	srq = xa_load(&dev->srqs, srqn);
-	if (srq && !refcount_inc_not_zero(&srq->refcnt))
-		srq = NULL;
-	xa_unlock_irqrestore(&dev->srqs, flags);
-	return srq;
-}
-
-void rsim_srq_put(struct rsim_srq *srq)
-{
-	if (refcount_dec_and_test(&srq->refcnt))
-		complete(&srq->free);
-}
 
 void rsim_srq_event(struct rsim_dev *dev, u32 srqn, enum ib_event_type type)
 {

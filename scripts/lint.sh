@@ -10,7 +10,10 @@
 #     line is a sh/bash #! or a shellcheck directive;
 #   patches/qemu: the hunks kept per QEMU version agree with the common
 #     series, and each version's series applies to its tree (QEMU_SRC and
-#     those in build/), through scripts/qemu-patches.py check.
+#     those in build/), through scripts/qemu-patches.py check;
+#   no call cycle between the files of the guest driver
+#     (scripts/call-cycles.py; the device's: make cycles, a report until
+#     its core calls only downward).
 # Prints each finding, then every file with findings and the tool that
 # found them; exits 1 if there is any.
 #
@@ -129,6 +132,9 @@ if ! out=$(python3 scripts/qemu-patches.py check patches/qemu --trees-in build "
     grep -v '^PASS ' <<< "$out" || true
     findings+=("qemu-patches: patches/qemu")
 fi
+
+# Calls go one way between the driver's files (guest-driver/README.md).
+check "call cycles" guest-driver scripts/call-cycles.py
 
 # One name, one place: no function is defined in two of the parts (device,
 # driver, qtests, guest test programs), so grepping a name finds one thing.
