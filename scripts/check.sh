@@ -122,8 +122,10 @@ fail() {
     echo "FAIL $1${2:+ ($2)}" >> "$FAILURES"
     if [ -n "${3:-}" ] && [ -f "$3" ]; then
         { echo "  | --- last lines of $3:"; tail -n 30 "$3" | sed 's/^/  | /'; } >&2
+        # (A guest's reason, "guest B: FAILED: exit status 1: [B] FAIL: ...",
+        # may carry its kernel's messages: up to 1200 characters.)
         grep -m 8 -E 'FAIL|ERROR|TIMEOUT|STOPPED|[Aa]ssertion|timed out|blocked (for more than|at the)|BUG:|Oops|[Ss]anitizer' "$3" |
-            cut -c1-300 | sed 's/^/    /' >> "$FAILURES" || true
+            cut -c1-1200 | sed 's/^/    /' >> "$FAILURES" || true
         # A VM test's guest scripts log "[A 12.34] step": the last steps
         # say where a guest was when it failed or timed out.
         grep -E '^\[[A-Z] [0-9]+\.[0-9]+\] ' "$3" | tail -n 4 |

@@ -11,7 +11,15 @@ GT_PCI_ID=0x1b36:0x0120 # vendor:device of rdma-sim
 GT_VERBS_TEST=$RSIM_REPO/tests/vm/progs/verbs-test
 
 gt_log() { echo "[$RSIM_NAME $(cut -d' ' -f1 /proc/uptime)] $*"; }
-gt_fail() { echo "[$RSIM_NAME] FAIL: $*" >&2; exit 1; }
+# gt_fail MESSAGE: fails the guest script.  GT_FAIL_CONTEXT, when a script
+# sets it, names a command whose output (one line) follows the message: what
+# a reader of the failure needs from that phase, e.g. the kernel's messages.
+gt_fail() {
+    local ctx=
+    [[ -n ${GT_FAIL_CONTEXT:-} ]] && ctx="; $($GT_FAIL_CONTEXT 2>&1 | tr '\n' ' ')" && ctx=${ctx% }
+    echo "[$RSIM_NAME] FAIL: $*$ctx" >&2
+    exit 1
+}
 
 # gt_retry SECONDS CMD...: runs CMD until it succeeds, at most SECONDS.
 gt_retry() {

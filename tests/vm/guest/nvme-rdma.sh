@@ -157,6 +157,12 @@ if [[ $RSIM_ROLE == server ]]; then
     exit 0
 fi
 
+# ctrl_klog: the controller's last kernel messages, for a failure message
+# (a reconnection that failed says why only there).
+ctrl_klog() {
+    echo "kernel: $(dmesg | grep -E "nvme|nvmet|rdma" | grep -v 'requeuing I/O' | tail -n 10 | tr -s ' ' | tr '\n' ';')"
+}
+
 # --- guest B: the host ---------------------------------------------------------
 
 modprobe nvme-rdma || gt_fail "modprobe nvme-rdma failed"
@@ -294,6 +300,8 @@ kill -0 "$fio_pid" 2>/dev/null || gt_fail "fio ended before the port removal: $(
 gt_barrier io-running
 : >/tmp/states
 port_t0=$SECONDS
+# From here a failure says what the kernel said of the controller.
+GT_FAIL_CONTEXT=ctrl_klog
 # The controller's states while the port is away and until fio ends.
 while kill -0 "$fio_pid" 2>/dev/null; do
     echo "$((SECONDS - port_t0)) $(cat "/sys/class/nvme/$CTRL/state" 2>/dev/null || echo gone)" >>/tmp/states
