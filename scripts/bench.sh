@@ -65,7 +65,7 @@
 # BENCH_CLUSTER_SECONDS (the cluster part).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. tests/vm/test-lib.sh
+. scripts/vm/vmtest.sh
 vmtest_init bench
 
 iters=${BENCH_ITERS:-2000}
@@ -132,16 +132,16 @@ if [[ $parts == *" generations "* ]]; then
                 >"$raw/generations/skipped-$key.txt"
             continue
         fi
-        qver=$(tests/vm/vm qemu-version "$bin") ||
-            vmtest_fail "cannot tell the version of $bin (tests/vm/vm qemu-version $bin)"
+        qver=$(scripts/vm/vm qemu-version "$bin") ||
+            vmtest_fail "cannot tell the version of $bin (scripts/vm/vm qemu-version $bin)"
         [[ $qver == "$q".* ]] || vmtest_fail "$bin is QEMU '$qver', not $q.x: make QEMU_VERSION=$q"
-        abi=$(GUEST_ABI=$k tests/vm/vm abi) ||
-            vmtest_fail "cannot tell the Linux $k ABI (GUEST_ABI=$k tests/vm/vm abi)"
+        abi=$(GUEST_ABI=$k scripts/vm/vm abi) ||
+            vmtest_fail "cannot tell the Linux $k ABI (GUEST_ABI=$k scripts/vm/vm abi)"
         make -s -C guest-driver GUEST_ABI="$abi" >/dev/null ||
             vmtest_fail "building rdma_sim.ko for Linux $abi failed (make -C guest-driver GUEST_ABI=$abi)"
         # the kernel fetched and the initramfs built now, not in a pair's time
-        GUEST_ABI=$abi tests/vm/vm build-initramfs >/dev/null ||
-            vmtest_fail "building the initramfs of Linux $abi failed (GUEST_ABI=$abi tests/vm/vm build-initramfs)"
+        GUEST_ABI=$abi scripts/vm/vm build-initramfs >/dev/null ||
+            vmtest_fail "building the initramfs of Linux $abi failed (GUEST_ABI=$abi scripts/vm/vm build-initramfs)"
         gen_keys+=" $key" gen_qemu[$key]=$bin gen_qver[$key]=$qver gen_abi[$key]=$abi
         gen_info[$key]="role=$role"$'\n'"qemu=$q"$'\n'"linux=$k"$'\n'"qemu_version=$qver"$'\n'"abi=$abi"
         echo "bench: generations: $key: QEMU $qver ($bin), Linux $abi ($role)"
@@ -161,7 +161,7 @@ keep() {
 # pair STACK WHAT TIMEOUT SCRIPT ARGS...: one pair run; pair_wall is its
 # duration in seconds (boot, setup, all tests, power off).  A generation's
 # pair boots its kernel and loads the driver built for it (GUEST_ABI for
-# tests/vm/vm, VMTEST_ABI for vmtest_run's module); the others, the
+# scripts/vm/vm, VMTEST_ABI for vmtest_run's module); the others, the
 # kernel vmtest_init resolved.
 pair() {
     local stack=$1 what=$2 limit=$3 script=$4 t0=$SECONDS
@@ -345,7 +345,7 @@ fi
 {
     echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
     echo "cores=$(nproc)"
-    echo "abi=$(tests/vm/vm abi)"
+    echo "abi=$(scripts/vm/vm abi)"
     echo "debian_qemu=$("$debian_qemu" --version | head -n1 | sed 's/QEMU emulator version //')"
     echo "raw=$raw"
 } >"$raw/info.txt"

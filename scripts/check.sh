@@ -131,7 +131,7 @@ fail() {
         grep -E '^\[[A-Z] [0-9]+\.[0-9]+\] ' "$3" | tail -n 4 |
             cut -c1-300 | sed 's/^/    last step: /' >> "$FAILURES" || true
         # What the rdma-sim devices said of themselves at the failure
-        # (tests/vm/lib.sh, vm_save_devices): their QPs, CQs and counters.
+        # (scripts/vm/harness.sh, vm_save_devices): their QPs, CQs and counters.
         grep -E '^vm: device [A-Z]: ' "$3" | head -n 16 |
             cut -c1-300 | sed 's/^vm: /    /' >> "$FAILURES" || true
     fi

@@ -3,7 +3,7 @@
 # ibv_rc_pingpong (data checked) and ib_write_bw, and the results are shown.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. tests/vm/test-lib.sh
+. scripts/vm/vmtest.sh
 vmtest_init demo
 echo "demo: booting two guests with -device rdma-sim on a host UDP link (about a minute under TCG) ..."
 cmds="ibv_rc_pingpong -s 4096 -n 1000 -c

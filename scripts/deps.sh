@@ -65,7 +65,7 @@ log "apt-get update"
 apt-get update -q
 
 # --- 3. kernel headers of the guest kernels apt can install ----------------
-# The VM tests' own rule (tests/vm/vm abi: the newest ABI of a series), so
+# The VM tests' own rule (scripts/vm/vm abi: the newest ABI of a series), so
 # that the headers are those of the kernels the guests boot: the oldest and
 # the middle generation's (configs/generations; Debian 12 has 6.12 in
 # bookworm-security and -backports).  The newest's, Linux 7.x, need a newer
@@ -74,7 +74,7 @@ apt-get update -q
 . "$(dirname "$0")/../configs/generations"
 abis=()
 for series in "$GEN_OLDEST_KERNEL" "$GEN_MIDDLE_KERNEL"; do
-    abi=$(GUEST_ABI=$series "$(dirname "$0")/../tests/vm/vm" abi) ||
+    abi=$(GUEST_ABI=$series "$(dirname "$0")/vm/vm" abi) ||
         die "apt's lists have no Linux $series ABI with headers and image: add bookworm-backports (or bookworm-security) to apt's sources and run make deps again"
     log "Linux $series ABI: $abi"
     abis+=("linux-headers-$abi")

@@ -26,7 +26,7 @@
 # Makefile puts the compiler on make's PATH.  `make -C KDIR M=...` then
 # builds a module for that kernel as it would on a Debian 13 machine.
 #
-# Sourced (tests/vm/lib.sh), it defines guest_kernel_abi, guest_kernel_image
+# Sourced (scripts/vm/harness.sh), it defines guest_kernel_abi, guest_kernel_image
 # and guest_kernel_kdir, which exit on errors.
 set -euo pipefail
 

@@ -13,7 +13,9 @@
 #     those in build/), through scripts/qemu-patches.py check;
 #   no call cycle between the files of the guest driver
 #     (scripts/call-cycles.py; the device's: make cycles, a report until
-#     its core calls only downward).
+#     its core calls only downward);
+#   layers: nothing users run (scripts/, the Makefiles outside tests/)
+#     sources or includes a file of tests/.
 # Prints each finding, then every file with findings and the tool that
 # found them; exits 1 if there is any.
 #
@@ -135,6 +137,18 @@ fi
 
 # Calls go one way between the driver's files (guest-driver/README.md).
 check "call cycles" guest-driver scripts/call-cycles.py
+
+# Scripts above tests: the tests are built on scripts/ (scripts/vm, the
+# harness), never the other way.  upward FILE: FILE's lines that source or
+# include a path into tests/.
+# shellcheck disable=SC2317  # called through check
+upward() {
+    ! grep -nE '^[[:space:]]*(\.|source|-?include)[[:space:]]+[^#]*tests/' "$1"
+}
+mapfile -t user_files < <(files 'scripts/*' '*Makefile' '*.mk' | grep -v '^tests/')
+for f in "${user_files[@]}"; do
+    check "layers" "$f" upward
+done
 
 # One name, one place: no function is defined in two of the parts (device,
 # driver, qtests, guest test programs), so grepping a name finds one thing.

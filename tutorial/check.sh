@@ -7,8 +7,8 @@
 set -euo pipefail
 ex=${1:-}
 [[ -n $ex ]] || { echo "usage: tutorial/check.sh EXERCISE (read, write_imm)" >&2; exit 2; }
-# shellcheck source=tests/vm/test-lib.sh
-. "$(dirname "$0")/../tests/vm/test-lib.sh"
+# shellcheck source=scripts/vm/vmtest.sh
+. "$(dirname "$0")/../scripts/vm/vmtest.sh"
 vmtest_init "tutorial-$ex" --no-build
 ko=$PWD/tutorial/rsim_bringup.ko
 [[ -f $ko ]] || vmtest_fail "$ko not built: make -C tutorial"

@@ -86,7 +86,7 @@ elif ! dkms add -m "$name" -v "$version" "${trees[@]}" >"$logdir/dkms-add.log" 2
 fi
 
 for spec in "${specs[@]}"; do
-    if ! abi=$(GUEST_ABI=$spec "$REPO/tests/vm/vm" abi 2>&1); then
+    if ! abi=$(GUEST_ABI=$spec "$REPO/scripts/vm/vm" abi 2>&1); then
         fail "${spec:-default}" "cannot resolve the kernel: $abi"
         continue
     fi

@@ -9,11 +9,11 @@
 # done" (the learner's test fails) and the solution "ok"; each mistake of
 # the tutorial must get the status the tutorial says.
 set -euo pipefail
-# shellcheck source=tests/vm/test-lib.sh
-. "$(dirname "$0")/test-lib.sh"
+# shellcheck source=scripts/vm/vmtest.sh
+. "$(dirname "$0")/../../scripts/vm/vmtest.sh"
 vmtest_init t-bringup --no-build
 
-abi=$(tests/vm/vm abi) || vmtest_fail "cannot tell the guest kernel ABI (tests/vm/vm abi)"
+abi=$(scripts/vm/vm abi) || vmtest_fail "cannot tell the guest kernel ABI (scripts/vm/vm abi)"
 export GUEST_ABI=$abi
 kdir=${KDIR:-$(scripts/guest-kernel.sh kdir "$abi")} ||
     vmtest_fail "no kernel build tree for $abi (scripts/guest-kernel.sh kdir $abi, above)"

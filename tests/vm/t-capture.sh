@@ -8,8 +8,8 @@
 # expert error, and that the BTH opcodes seen are exactly the expected set.
 # The capture is kept as roce.pcap in the test's log directory.
 set -euo pipefail
-# shellcheck source=tests/vm/test-lib.sh
-. "$(dirname "$0")/test-lib.sh"
+# shellcheck source=scripts/vm/vmtest.sh
+. "$(dirname "$0")/../../scripts/vm/vmtest.sh"
 vmtest_init t-capture
 
 command -v tshark >/dev/null || vmtest_fail "tshark is not installed (make deps: tshark)"

@@ -6,8 +6,8 @@
 # through UCX's verbs transports, and every device's counters show the
 # data crossed it as RoCE.
 set -euo pipefail
-# shellcheck source=tests/vm/test-lib.sh
-. "$(dirname "$0")/test-lib.sh"
+# shellcheck source=scripts/vm/vmtest.sh
+. "$(dirname "$0")/../../scripts/vm/vmtest.sh"
 vmtest_init t-cluster-mpi
 make -s -C tests/vm/progs mpi-check ||
     vmtest_fail "building tests/vm/progs/mpi-check failed (make -C tests/vm/progs mpi-check; it needs libopenmpi-dev: make deps)"

@@ -1,14 +1,14 @@
 #!/bin/bash
 # VM test: two simulated hosts (network namespaces), each with a Linux bridge
 # and two guests on tap devices, the bridges joined by a VXLAN tunnel over a
-# veth underlay (tests/vm/lib.sh, VM_LINK=bridge). Guests A and C are on
+# veth underlay (scripts/vm/harness.sh, VM_LINK=bridge). Guests A and C are on
 # host 1, B and D on host 2: RC pingpong between all six pairs at once (four
 # cross the tunnel), data checked, then ib_write_bw from B to A across it.
 # The underlay's MTU is 1500, the segment's 1450: RoCE's path MTU is 1024.
 # Needs root; without it the test is skipped (exit 77).
 set -euo pipefail
-# shellcheck source=tests/vm/test-lib.sh
-. "$(dirname "$0")/test-lib.sh"
+# shellcheck source=scripts/vm/vmtest.sh
+. "$(dirname "$0")/../../scripts/vm/vmtest.sh"
 if [[ $(id -u) != 0 ]]; then
     echo "SKIP: t-cluster-vxlan needs root (network namespaces, bridges, tap devices)"
     exit 77

@@ -7,8 +7,8 @@
 # other guest), and rping (data verified) from every other guest at once,
 # each to its own rping server on guest A.
 set -euo pipefail
-# shellcheck source=tests/vm/test-lib.sh
-. "$(dirname "$0")/test-lib.sh"
+# shellcheck source=scripts/vm/vmtest.sh
+. "$(dirname "$0")/../../scripts/vm/vmtest.sh"
 vmtest_init t-cluster
 vmtest_cluster 4 -t 600 -s tests/vm/guest/cluster.sh -e CLUSTER_HUB=1 -e CLUSTER_FANIN=4
 vmtest_counters cluster

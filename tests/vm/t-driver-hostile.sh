@@ -9,8 +9,8 @@
 # well-behaved function keeps working; rmmod and a reload work; no oops,
 # WARN, BUG or lockup in the kernel log.
 set -euo pipefail
-# shellcheck source=tests/vm/test-lib.sh
-. "$(dirname "$0")/test-lib.sh"
+# shellcheck source=scripts/vm/vmtest.sh
+. "$(dirname "$0")/../../scripts/vm/vmtest.sh"
 vmtest_init t-driver-hostile
 
 # The share (ppm) and fault-seed of each function, at slots 10..13.  With

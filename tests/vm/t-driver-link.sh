@@ -5,8 +5,8 @@
 # the driver turns into netdev carrier changes, the RDMA port state and
 # IBV_EVENT_PORT_ERR/PORT_ACTIVE (tests/vm/guest/driver-link.sh).
 set -euo pipefail
-# shellcheck source=tests/vm/test-lib.sh
-. "$(dirname "$0")/test-lib.sh"
+# shellcheck source=scripts/vm/vmtest.sh
+. "$(dirname "$0")/../../scripts/vm/vmtest.sh"
 vmtest_init t-driver-link
 mon=$VMTEST_RUNS/mon.sock
 

@@ -7,8 +7,8 @@
 # per vCPU, each interrupt bound to its CPU.  The ibv_devinfo -v output
 # is printed and kept in the test's log directory.
 set -euo pipefail
-# shellcheck source=tests/vm/test-lib.sh
-. "$(dirname "$0")/test-lib.sh"
+# shellcheck source=scripts/vm/vmtest.sh
+. "$(dirname "$0")/../../scripts/vm/vmtest.sh"
 vmtest_init t-driver-load
 
 # Device properties and the values ibv_devinfo must show for them

@@ -4,8 +4,8 @@
 # over the rdma-sim net_device: 10 pings with 0% loss, then unfragmented
 # 9000-byte pings after an MTU change (tests/vm/guest/driver-ping.sh).
 set -euo pipefail
-# shellcheck source=tests/vm/test-lib.sh
-. "$(dirname "$0")/test-lib.sh"
+# shellcheck source=scripts/vm/vmtest.sh
+. "$(dirname "$0")/../../scripts/vm/vmtest.sh"
 vmtest_init t-driver-ping
 vmtest_pair rsim rsim --netif driver:rdma_sim -s tests/vm/guest/driver-ping.sh
 vmtest_done "$VMTEST_RC"

@@ -5,8 +5,8 @@
 # load/unload cycles; ibv_devinfo and the verbs test work after reloading;
 # the kernel log has no oops, WARN or BUG.
 set -euo pipefail
-# shellcheck source=tests/vm/test-lib.sh
-. "$(dirname "$0")/test-lib.sh"
+# shellcheck source=scripts/vm/vmtest.sh
+. "$(dirname "$0")/../../scripts/vm/vmtest.sh"
 vmtest_init t-driver-unload
 vmtest_usernet 52:54:00:5e:03:01 -s tests/vm/guest/driver-unload.sh
 vmtest_done "$VMTEST_RC"

@@ -11,8 +11,8 @@
 # softirq completion events, an AH created in atomic context, a kernel
 # SRQ whose ring goes round three times, a QP used again after RESET).
 set -euo pipefail
-# shellcheck source=tests/vm/test-lib.sh
-. "$(dirname "$0")/test-lib.sh"
+# shellcheck source=scripts/vm/vmtest.sh
+. "$(dirname "$0")/../../scripts/vm/vmtest.sh"
 vmtest_init t-driver-verbs
 vmtest_usernet 52:54:00:5e:02:01 -s tests/vm/guest/driver-verbs.sh
 vmtest_done "$VMTEST_RC"

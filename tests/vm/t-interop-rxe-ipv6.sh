@@ -4,8 +4,8 @@
 # so every frame has an IPv6 header: ibv_rc_pingpong (data validated) in
 # both directions, WRITE and READ bandwidth.
 set -euo pipefail
-# shellcheck source=tests/vm/test-lib.sh
-. "$(dirname "$0")/test-lib.sh"
+# shellcheck source=scripts/vm/vmtest.sh
+. "$(dirname "$0")/../../scripts/vm/vmtest.sh"
 vmtest_init t-interop-rxe-ipv6
 vmtest_pair rsim rxe -t 600 -s tests/vm/guest/pair-cmds.sh \
     -e GT_GID_FAMILY=ipv6 \

@@ -5,8 +5,8 @@
 # ibv_ud_pingpong and rping (rdma_cm over the GSI QP, data verified) run
 # in both directions.
 set -euo pipefail
-# shellcheck source=tests/vm/test-lib.sh
-. "$(dirname "$0")/test-lib.sh"
+# shellcheck source=scripts/vm/vmtest.sh
+. "$(dirname "$0")/../../scripts/vm/vmtest.sh"
 vmtest_init t-interop-rxe
 vmtest_pair rsim rxe -t 900 -s tests/vm/guest/pair-cmds.sh \
     -e PAIR_CMDS="ibv_rc_pingpong -s 4096 -n 100 -c

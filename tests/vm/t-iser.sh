@@ -7,8 +7,8 @@
 # again.  No oops, WARN, BUG or hung task.  ISER_SCALE (MiB per 4 KiB job,
 # default 8) goes to the guests.
 set -euo pipefail
-# shellcheck source=tests/vm/test-lib.sh
-. "$(dirname "$0")/test-lib.sh"
+# shellcheck source=scripts/vm/vmtest.sh
+. "$(dirname "$0")/../../scripts/vm/vmtest.sh"
 vmtest_init t-iser
 
 for tool in iscsid iscsiadm fio; do

@@ -27,7 +27,7 @@
 # exec:qmp-migrate --relay), and the snapshots' sizes and times.
 #
 # Why guest A is a "RAM-root" guest (vmtest_ramroot_initrd,
-# tests/vm/guest-ramroot-init): virtio-9p blocks migration and snapshots
+# scripts/vm/guest-ramroot-init): virtio-9p blocks migration and snapshots
 # while a share is mounted, and the normal guests run from the host root
 # over 9p. A runs from its initramfs and mounts `results` only at the end.
 # B is a normal guest (tests/vm/guest/migrate.sh) unless it moves too.
@@ -40,8 +40,8 @@
 # switch-over, stale duplicates that RC answers or drops, and RC resends
 # what was dropped.
 set -euo pipefail
-# shellcheck source=tests/vm/test-lib.sh
-. "$(dirname "$0")/test-lib.sh"
+# shellcheck source=scripts/vm/vmtest.sh
+. "$(dirname "$0")/../../scripts/vm/vmtest.sh"
 vmtest_init t-migrate
 
 # A run booted again after a boot hang (vm_run) would not be migrated:

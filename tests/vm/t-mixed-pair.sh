@@ -17,8 +17,8 @@
 # test needs both, whichever generation the suite is checking.  The
 # kernels: the newest ABIs of the 7.3 and 6.1 series (scripts/guest-kernel.sh).
 set -euo pipefail
-# shellcheck source=tests/vm/test-lib.sh
-. "$(dirname "$0")/test-lib.sh"
+# shellcheck source=scripts/vm/vmtest.sh
+. "$(dirname "$0")/../../scripts/vm/vmtest.sh"
 
 # The pair is this test's subject, whatever GUEST_ABI the suite runs with.
 export GUEST_ABI=7.3 GUEST_ABI_B=6.1
@@ -30,8 +30,8 @@ next=${QEMU_NEW:-build/qemu-10.2-build/qemu-system-x86_64}
     vmtest_fail "no QEMU 7.2 binary at $old: 'make QEMU_VERSION=7.2' builds it (make check builds every generation), or set QEMU_OLD=/path/to/qemu-system-x86_64"
 [[ -x $next ]] ||
     vmtest_fail "no QEMU 10.2 binary at $next: 'make QEMU_VERSION=10.2' builds it (make check builds every generation), or set QEMU_NEW=/path/to/qemu-system-x86_64"
-ver_old=$(tests/vm/vm qemu-version "$old")
-ver_next=$(tests/vm/vm qemu-version "$next")
+ver_old=$(scripts/vm/vm qemu-version "$old")
+ver_next=$(scripts/vm/vm qemu-version "$next")
 [[ $ver_next == 10.2.* ]] ||
     vmtest_fail "QEMU_NEW ($next) is QEMU '$ver_next', not 10.2.x"
 [[ $ver_old == 7.2.* ]] ||

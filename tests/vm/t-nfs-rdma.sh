@@ -11,8 +11,8 @@
 # selects them; NFS_BIG_MB and NFS_SMALL (sizes, see the guest script) go
 # to the guests.
 set -euo pipefail
-# shellcheck source=tests/vm/test-lib.sh
-. "$(dirname "$0")/test-lib.sh"
+# shellcheck source=scripts/vm/vmtest.sh
+. "$(dirname "$0")/../../scripts/vm/vmtest.sh"
 vmtest_init t-nfs-rdma
 
 for tool in rpc.nfsd exportfs rpc.mountd rpcbind mount.nfs mkfs.ext4; do

@@ -22,8 +22,8 @@
 # guests have NVME_SMP vCPUs (default 2): the host makes an I/O queue per
 # CPU, and the test checks that each completion vector's interrupt fires.
 set -euo pipefail
-# shellcheck source=tests/vm/test-lib.sh
-. "$(dirname "$0")/test-lib.sh"
+# shellcheck source=scripts/vm/vmtest.sh
+. "$(dirname "$0")/../../scripts/vm/vmtest.sh"
 vmtest_init "${NVME_TEST_NAME:-t-nvme-rdma}"
 
 for tool in nvme fio; do

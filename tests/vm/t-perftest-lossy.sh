@@ -5,8 +5,8 @@
 # the data; it has no closing handshake, so its programs keep their QP 2 s
 # after the end (PAIR_LINGER) for a lost last ACK to be recovered.
 set -euo pipefail
-# shellcheck source=tests/vm/test-lib.sh
-. "$(dirname "$0")/test-lib.sh"
+# shellcheck source=scripts/vm/vmtest.sh
+. "$(dirname "$0")/../../scripts/vm/vmtest.sh"
 vmtest_init t-perftest-lossy
 RSIM_PROPS=$VMTEST_LOSSY,fault-seed=11 \
 vmtest_pair rsim rsim -t 1200 -s tests/vm/guest/pair-cmds.sh \

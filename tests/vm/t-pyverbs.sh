@@ -5,8 +5,8 @@
 # test_atomic must have no failures and no errors; the other modules that
 # apply to an RC RoCEv2 device run and are reported.
 set -euo pipefail
-# shellcheck source=tests/vm/test-lib.sh
-. "$(dirname "$0")/test-lib.sh"
+# shellcheck source=scripts/vm/vmtest.sh
+. "$(dirname "$0")/../../scripts/vm/vmtest.sh"
 vmtest_init t-pyverbs
 required="test_device test_pd test_mr test_cq test_cq_events test_qp test_atomic"
 vmtest_single -t 1500 -m 2048 -s tests/vm/guest/pyverbs.sh \

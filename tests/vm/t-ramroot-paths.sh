@@ -3,13 +3,13 @@
 # what t-migrate's live-migrated guests run from) does not depend on where
 # the checkout lies.  It is made here with the repository entered through a
 # symlink under /tmp, as from a clone under /tmp: the guest mounts a tmpfs
-# on /tmp (tests/vm/guest-ramroot-init), which hid a program put at its host
+# on /tmp (scripts/vm/guest-ramroot-init), which hid a program put at its host
 # path there ("can't execute .../tests/vm/progs/atomic-check").  The
 # initramfs must hold the programs in /ramroot/bin, where the guest's PATH
 # finds them, and nothing under /tmp.
 set -euo pipefail
-# shellcheck source=tests/vm/test-lib.sh
-. "$(dirname "$0")/test-lib.sh"
+# shellcheck source=scripts/vm/vmtest.sh
+. "$(dirname "$0")/../../scripts/vm/vmtest.sh"
 vmtest_init t-ramroot-paths
 repo=$PWD
 

@@ -3,8 +3,8 @@
 # link, with the received buffers validated (-c), in both directions, at
 # sizes from 1 byte to 1 MiB and path MTUs 1024 and 4096.
 set -euo pipefail
-# shellcheck source=tests/vm/test-lib.sh
-. "$(dirname "$0")/test-lib.sh"
+# shellcheck source=scripts/vm/vmtest.sh
+. "$(dirname "$0")/../../scripts/vm/vmtest.sh"
 vmtest_init t-rc-pingpong
 vmtest_pair rsim rsim -t 600 -s tests/vm/guest/pair-cmds.sh \
     -e PAIR_CMDS="ibv_rc_pingpong -s 1 -n 100 -c

@@ -20,8 +20,8 @@
 # A version whose packages cannot be fetched because the archive cannot be
 # reached is skipped (said in the log); exits 77 (skip) when all are.
 set -euo pipefail
-# shellcheck source=tests/vm/test-lib.sh
-. "$(dirname "$0")/test-lib.sh"
+# shellcheck source=scripts/vm/vmtest.sh
+. "$(dirname "$0")/../../scripts/vm/vmtest.sh"
 vmtest_init t-rdma-core
 
 ran=0 skipped=''

@@ -10,8 +10,8 @@
 # each MR's kind and page-list level are the device's; --brief (what the
 # harness prints of a failed run) lists the same RC QPs.
 set -euo pipefail
-# shellcheck source=tests/vm/test-lib.sh
-. "$(dirname "$0")/test-lib.sh"
+# shellcheck source=scripts/vm/vmtest.sh
+. "$(dirname "$0")/../../scripts/vm/vmtest.sh"
 vmtest_init t-rdma-sim-top
 qmp=$VMTEST_RUNS/qmp.sock
 top=$PWD/scripts/rdma-sim-top

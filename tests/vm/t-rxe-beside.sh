@@ -11,8 +11,8 @@
 # unchanged, the kernel log clean; then rdma_rxe's unload (which removes
 # rsim0 too: a known limit, README) and rdma_sim's unload and reload.
 set -euo pipefail
-# shellcheck source=tests/vm/test-lib.sh
-. "$(dirname "$0")/test-lib.sh"
+# shellcheck source=scripts/vm/vmtest.sh
+. "$(dirname "$0")/../../scripts/vm/vmtest.sh"
 vmtest_init t-rxe-beside
 vmtest_pair rsim rsim -t 300 -s tests/vm/guest/rxe-beside.sh
 vmtest_done "$VMTEST_RC"

@@ -4,8 +4,8 @@
 # writes there must not reach the host (the host root is read-only under
 # the overlay), and one it writes to the results share must.
 set -euo pipefail
-# shellcheck source=tests/vm/test-lib.sh
-. "$(dirname "$0")/test-lib.sh"
+# shellcheck source=scripts/vm/vmtest.sh
+. "$(dirname "$0")/../../scripts/vm/vmtest.sh"
 vmtest_init t-smoke-boot --no-build
 token=$$-$RANDOM
 leak=build/.smoke-overlay-$token

@@ -9,8 +9,8 @@
 # again.  No oops, WARN, BUG or hung task.  SRP_SCALE (MiB per 4 KiB job,
 # default 8) goes to the guests.
 set -euo pipefail
-# shellcheck source=tests/vm/test-lib.sh
-. "$(dirname "$0")/test-lib.sh"
+# shellcheck source=scripts/vm/vmtest.sh
+. "$(dirname "$0")/../../scripts/vm/vmtest.sh"
 vmtest_init t-srp
 
 command -v fio >/dev/null || vmtest_fail "fio is not installed (make deps: fio)"

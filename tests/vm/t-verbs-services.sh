@@ -6,8 +6,8 @@
 # rdma_cm connections over the GSI QP (rping, its data verified with -V)
 # in both directions.
 set -euo pipefail
-# shellcheck source=tests/vm/test-lib.sh
-. "$(dirname "$0")/test-lib.sh"
+# shellcheck source=scripts/vm/vmtest.sh
+. "$(dirname "$0")/../../scripts/vm/vmtest.sh"
 vmtest_init t-verbs-services
 vmtest_pair rsim rsim -t 600 -s tests/vm/guest/pair-cmds.sh \
     -e PAIR_CMDS="ibv_ud_pingpong -s 512 -n 200 -c

@@ -11,7 +11,7 @@
 # data matches; with exercise=EX it must say "not done", and the solution
 # "ok"; each mistake of the tutorial must fail with the device's status.
 set -euo pipefail
-# shellcheck source=tests/vm/guest/lib.sh
+# shellcheck source=scripts/vm/gt.sh
 . "$RSIM_LIB"
 
 MOD=rsim_bringup

@@ -8,7 +8,7 @@
 # MPI_RUNS (environment): the jobs, mpi-check's modes separated by ";"
 # (default "check;sweep"); job M's output goes to $RSIM_RESULTS/mpi-M.txt.
 set -euo pipefail
-# shellcheck source=tests/vm/guest/lib.sh
+# shellcheck source=scripts/vm/gt.sh
 . "$RSIM_LIB"
 
 MPI_CHECK=$RSIM_REPO/tests/vm/progs/mpi-check

@@ -21,7 +21,7 @@
 # -n 500"; -d, -x, -F and B's server address are added); its output goes to
 # $RSIM_RESULTS/bw.txt.
 set -euo pipefail
-# shellcheck source=tests/vm/guest/lib.sh
+# shellcheck source=scripts/vm/gt.sh
 . "$RSIM_LIB"
 
 gt_rdma_setup

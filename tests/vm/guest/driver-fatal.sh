@@ -8,7 +8,7 @@
 #   - verbs fail with EIO instead of hanging, the port is DOWN, carrier off;
 #   - the holder is unaffected until killed, rmmod works, a reload recovers.
 set -euo pipefail
-# shellcheck source=tests/vm/guest/lib.sh
+# shellcheck source=scripts/vm/gt.sh
 . "$RSIM_LIB"
 
 gt_load 10.0.0.1/24

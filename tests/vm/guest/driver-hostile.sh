@@ -13,7 +13,7 @@
 #      verbs-test again; rmmod again;
 # and the kernel log has no oops, WARN, BUG or lockup.
 set -euo pipefail
-# shellcheck source=tests/vm/guest/lib.sh
+# shellcheck source=scripts/vm/gt.sh
 . "$RSIM_LIB"
 
 read -r -a FUNCS <<<"$HOSTILE_DEVICES"

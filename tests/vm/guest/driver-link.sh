@@ -4,7 +4,7 @@
 # results share; the device's PORT_DOWN/PORT_ACTIVE events must reach the
 # net_device (carrier), the RDMA port state and the RDMA async events.
 set -euo pipefail
-# shellcheck source=tests/vm/guest/lib.sh
+# shellcheck source=scripts/vm/gt.sh
 . "$RSIM_LIB"
 
 gt_load 10.0.0.1/24

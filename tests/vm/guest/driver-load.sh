@@ -4,7 +4,7 @@
 # `ibv_devinfo -v` shows rsim0 with the limits the device advertises.
 # The host passes the device's properties as EXPECT_* variables.
 set -euo pipefail
-# shellcheck source=tests/vm/guest/lib.sh
+# shellcheck source=scripts/vm/gt.sh
 . "$RSIM_LIB"
 
 gt_load 10.0.0.1/24

@@ -5,7 +5,7 @@
 #   - MTU 9000 on both sides (SET_PORT), 3 pings of 8972 bytes that must
 #     not be fragmented, and the RDMA port's active MTU follows (4096).
 set -euo pipefail
-# shellcheck source=tests/vm/guest/lib.sh
+# shellcheck source=scripts/vm/gt.sh
 . "$RSIM_LIB"
 
 nd=$RSIM_NETIF

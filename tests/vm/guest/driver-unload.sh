@@ -8,7 +8,7 @@
 #   3. load/unload cycles;
 # and the kernel log has no oops, WARN or BUG.
 set -euo pipefail
-# shellcheck source=tests/vm/guest/lib.sh
+# shellcheck source=scripts/vm/gt.sh
 . "$RSIM_LIB"
 
 HOLD_PIDS=()

@@ -6,7 +6,7 @@
 # PBL levels 0, 1 and 2 work; then the kernel verbs test module
 # (tests/vm/progs/kverbs_test.c) runs the kernel paths.
 set -euo pipefail
-# shellcheck source=tests/vm/guest/lib.sh
+# shellcheck source=scripts/vm/gt.sh
 . "$RSIM_LIB"
 
 gt_load 10.0.0.1/24

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Guest B of tests/vm/t-migrate.sh: the client of the RAM-root guest A
-# (tests/vm/guest-ramroot-init runs the server), which the host
+# (scripts/vm/guest-ramroot-init runs the server), which the host
 # live-migrates while this runs.
 #
 # A has no Python and no 9p share, so gt_barrier cannot be used: B connects
@@ -11,7 +11,7 @@
 # -g are added), a perftest program (-d, -x and -F) or atomic-check
 # (tests/vm/progs; -d and -g); A's address is added last.
 set -euo pipefail
-# shellcheck source=tests/vm/guest/lib.sh
+# shellcheck source=scripts/vm/gt.sh
 . "$RSIM_LIB"
 
 gt_rdma_setup

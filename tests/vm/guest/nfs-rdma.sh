@@ -14,7 +14,7 @@
 #   NFS_BIG_MB      size of the large file (default 32)
 #   NFS_SMALL       number of small files (default 200, 1-32 KiB each)
 set -euo pipefail
-# shellcheck source=tests/vm/guest/lib.sh
+# shellcheck source=scripts/vm/gt.sh
 . "$RSIM_LIB"
 
 PORT=20049

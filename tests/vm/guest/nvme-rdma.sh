@@ -32,7 +32,7 @@
 #                   NIC is the READ responder; NVME_BENCH_SECONDS each,
 #                   default 20) and disconnects
 set -euo pipefail
-# shellcheck source=tests/vm/guest/lib.sh
+# shellcheck source=scripts/vm/gt.sh
 . "$RSIM_LIB"
 # shellcheck source=tests/vm/guest/fio.sh
 . "$(dirname "$RSIM_LIB")/fio.sh"

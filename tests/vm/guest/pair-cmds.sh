@@ -21,7 +21,7 @@
 # $RSIM_RESULTS/maps-N.txt once it listens, to tell which libibverbs and
 # provider it runs with (it has opened the device by then).
 set -euo pipefail
-# shellcheck source=tests/vm/guest/lib.sh
+# shellcheck source=scripts/vm/gt.sh
 . "$RSIM_LIB"
 
 gt_rdma_setup

@@ -4,7 +4,7 @@
 # summary per module to $RSIM_RESULTS/pyverbs-summary.txt and fails if a
 # module of PYVERBS_REQUIRED has a failure or an error.
 set -euo pipefail
-# shellcheck source=tests/vm/guest/lib.sh
+# shellcheck source=scripts/vm/gt.sh
 . "$RSIM_LIB"
 
 gt_rdma_setup

@@ -10,7 +10,7 @@
 # RC_DIR, RC_VERSION (environment): what scripts/rdma-core.sh RC_VERSION
 # made (build/rdma-core-RC_VERSION), and the version.
 set -euo pipefail
-# shellcheck source=tests/vm/guest/lib.sh
+# shellcheck source=scripts/vm/gt.sh
 . "$RSIM_LIB"
 
 rc_dir=${RC_DIR:?RC_DIR is not set: run tests/vm/t-rdma-core.sh}

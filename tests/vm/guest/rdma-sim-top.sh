@@ -5,7 +5,7 @@
 # guest saves the driver's view (rdma resource show) for the host to
 # compare with the device's.
 set -euo pipefail
-# shellcheck source=tests/vm/guest/lib.sh
+# shellcheck source=scripts/vm/gt.sh
 . "$RSIM_LIB"
 
 gt_load 10.0.0.1/24

@@ -18,7 +18,7 @@
 # ib_unregister_driver).  rdma_sim must unload and load again cleanly after
 # that, and rsim0 work again.
 set -euo pipefail
-# shellcheck source=tests/vm/guest/lib.sh
+# shellcheck source=scripts/vm/gt.sh
 . "$RSIM_LIB"
 
 iters=${RXE_BESIDE_ITERS:-8000}

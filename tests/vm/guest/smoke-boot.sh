@@ -1,7 +1,7 @@
 #!/bin/bash
 # Guest side of tests/vm/t-smoke-boot.sh: checks the guest environment.
 set -euo pipefail
-# shellcheck source=tests/vm/guest/lib.sh
+# shellcheck source=scripts/vm/gt.sh
 . "$RSIM_LIB"
 
 kernel=$(uname -r)
@@ -11,7 +11,7 @@ gt_log "ok: kernel $kernel"
 [[ $(findmnt -n -o FSTYPE /) == overlay ]] || gt_fail "/ is not the overlay: $(findmnt -n /)"
 grep -qx host /sys/bus/virtio/drivers/9pnet_virtio/virtio*/mount_tag ||
     gt_fail "no 9p share named host"
-[[ -f $RSIM_REPO/tests/vm/lib.sh ]] || gt_fail "the host's files are not visible"
+[[ -f $RSIM_REPO/scripts/vm/harness.sh ]] || gt_fail "the host's files are not visible"
 gt_log "ok: / is an overlay on the host root (9p)"
 
 # Writes land in the tmpfs upper layer, not on the host (the host test checks).

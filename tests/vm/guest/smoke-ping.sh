@@ -2,7 +2,7 @@
 # Guest side of tests/vm/t-smoke-ping.sh (runs in both guests): each pings
 # the other over the UDP link.
 set -euo pipefail
-# shellcheck source=tests/vm/guest/lib.sh
+# shellcheck source=scripts/vm/gt.sh
 . "$RSIM_LIB"
 
 gt_log "$RSIM_NETIF is $RSIM_IP, peer $RSIM_PEER"

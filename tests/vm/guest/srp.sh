@@ -22,7 +22,7 @@
 # Environment (from the host side):
 #   SRP_SCALE       MiB written by each 4 KiB job; 1 MiB jobs write 4x that
 set -euo pipefail
-# shellcheck source=tests/vm/guest/lib.sh
+# shellcheck source=scripts/vm/gt.sh
 . "$RSIM_LIB"
 # shellcheck source=tests/vm/guest/fio.sh
 . "$(dirname "$RSIM_LIB")/fio.sh"

@@ -1,5 +1,5 @@
 # Sourced by the VM tests (tests/vm/t-*.sh, scripts/demo.sh, bench.sh): builds
-# what they need, runs guests through tests/vm/vm, keeps the logs of
+# what they need, runs guests through scripts/vm/vm, keeps the logs of
 # failures, prints PASS/FAIL.
 #
 #   vmtest_init NAME [--no-build]  cd to the repository root; resolve the
@@ -14,7 +14,7 @@
 #                             stacks of guest A and B: "rsim" (-device
 #                             rdma-sim, driver loaded; RSIM_PROPS adds device
 #                             properties) or "rxe" (virtio-net + Soft-RoCE);
-#                             ARGS go to `tests/vm/vm run`
+#                             ARGS go to `scripts/vm/vm run`
 #   vmtest_single ARGS..      one guest with rdma-sim and the driver
 #   vmtest_cluster N ARGS..   N guests (3 to 8) with rdma-sim and the
 #                             driver on one Ethernet segment (VM_LINK=mcast:
@@ -27,7 +27,7 @@
 #   vmtest_ramroot_initrd OUT CONF PROG..  a "RAM-root" initramfs in OUT
 #                             for a guest (--qemu-arg-a or -b -initrd OUT): it
 #                             runs without 9p, so it can be live-migrated
-#                             (tests/vm/guest-ramroot-init; CONF: its
+#                             (scripts/vm/guest-ramroot-init; CONF: its
 #                             /ramroot/conf; PROGs: the programs it needs)
 #   vmtest_show FILE TITLE    print guest A's results file FILE, if any
 #   vmtest_pass NAME [WHAT]   a test of several runs (passes): the next
@@ -69,10 +69,10 @@ vmtest_init() {
     [[ ${2:-} != --no-build ]] || return 0
     # Resolved once here (a series needs apt-cache) and handed on resolved,
     # so that the driver is built for the kernels the harness boots.
-    VMTEST_ABI=$(tests/vm/vm abi) || vmtest_fail "cannot tell the guest kernel ABI (tests/vm/vm abi)"
+    VMTEST_ABI=$(scripts/vm/vm abi) || vmtest_fail "cannot tell the guest kernel ABI (scripts/vm/vm abi)"
     VMTEST_ABI_B=$VMTEST_ABI
     if [[ -n ${GUEST_ABI_B:-} ]]; then
-        VMTEST_ABI_B=$(GUEST_ABI=$GUEST_ABI_B tests/vm/vm abi) ||
+        VMTEST_ABI_B=$(GUEST_ABI=$GUEST_ABI_B scripts/vm/vm abi) ||
             vmtest_fail "cannot tell guest B's kernel ABI (GUEST_ABI_B=$GUEST_ABI_B)"
     fi
     export GUEST_ABI=$VMTEST_ABI GUEST_ABI_B=$VMTEST_ABI_B
@@ -108,7 +108,7 @@ vmtest_run() {
     local runs=$VMTEST_RUNS i
     local ko=${VMTEST_KO-$(vmtest_ko "${VMTEST_ABI:-}")}
     local kob=${VMTEST_KO_B-${VMTEST_KO-$(vmtest_ko "${VMTEST_ABI_B:-}")}}
-    local cmd=(tests/vm/vm run --name "$VMTEST_NAME" --keep)
+    local cmd=(scripts/vm/vm run --name "$VMTEST_NAME" --keep)
     if [[ -n $ko ]]; then
         [[ -n ${VMTEST_ABI:-} || -n ${VMTEST_KO:-} ]] ||
             vmtest_fail "no driver: vmtest_init ran with --no-build and VMTEST_KO is not set"
@@ -177,7 +177,7 @@ vmtest_plain() {
 
 # vmtest_ramroot_initrd OUT CONF PROG..: the normal initramfs of GUEST_ABI
 # (busybox, the 9p modules) with a cpio appended: the kernel unpacks both,
-# the second one's files win. It brings tests/vm/guest-ramroot-init as
+# the second one's files win. It brings scripts/vm/guest-ramroot-init as
 # /init, CONF as /ramroot/conf, the RDMA core modules and the driver
 # (VMTEST_KO or build/driver/ABI/rdma_sim.ko) in load order, each PROG in
 # /ramroot/bin (first in the guest's PATH: RR_CMD names it by its name) and
@@ -193,11 +193,11 @@ vmtest_ramroot_initrd() {
     [[ -n $abi ]] || vmtest_fail "vmtest_ramroot_initrd: no guest ABI (vmtest_init ran with --no-build?)"
     local ko=${VMTEST_KO-$(vmtest_ko "$abi")}
     root=$PWD/build/guest/$abi/root
-    tests/vm/vm build-initramfs "$abi" >/dev/null ||
-        vmtest_fail "building the initramfs for $abi failed (tests/vm/vm build-initramfs $abi)"
+    scripts/vm/vm build-initramfs "$abi" >/dev/null ||
+        vmtest_fail "building the initramfs for $abi failed (scripts/vm/vm build-initramfs $abi)"
     tmp=$(mktemp -d "${TMPDIR:-/tmp}/ramroot.XXXXXX")
     mkdir -p "$tmp/ramroot/modules" "$tmp/ramroot/bin" "$tmp/etc/libibverbs.d"
-    install -m 0755 tests/vm/guest-ramroot-init "$tmp/init"
+    install -m 0755 scripts/vm/guest-ramroot-init "$tmp/init"
     cp "$conf" "$tmp/ramroot/conf"
     : >"$tmp/ramroot/modules/load-order"
     for m in $(modprobe -d "$root" -S "$abi" --show-depends ib_uverbs | awk '$1 == "insmod" { print $2 }') "$ko"; do

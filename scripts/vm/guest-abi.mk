@@ -2,7 +2,7 @@
 # kernel: included by guest-driver/, tests/vm/progs/ and tutorial/'s
 # Makefiles, after they set REPO.
 #
-# GUEST_ABI: the ABI the VM tests boot (tests/vm/vm abi: GUEST_ABI from the
+# GUEST_ABI: the ABI the VM tests boot (scripts/vm/vm abi: GUEST_ABI from the
 # environment, or the newest of the default generation's kernel series,
 # configs/generations); a
 # series given on the command line or in the environment (GUEST_ABI=6.12)
@@ -13,11 +13,11 @@
 # Both are looked up once (":="): each lookup runs apt-cache, and they are
 # used many times.
 ifeq ($(origin GUEST_ABI),undefined)
-GUEST_ABI := $(shell $(REPO)/tests/vm/vm abi)
+GUEST_ABI := $(shell $(REPO)/scripts/vm/vm abi)
 endif
 ifneq ($(filter command line environment,$(origin GUEST_ABI)),)
 ifneq ($(shell echo '$(GUEST_ABI)' | grep -Ex '[0-9]+\.[0-9]+'),)
-override GUEST_ABI := $(shell GUEST_ABI='$(GUEST_ABI)' $(REPO)/tests/vm/vm abi)
+override GUEST_ABI := $(shell GUEST_ABI='$(GUEST_ABI)' $(REPO)/scripts/vm/vm abi)
 endif
 endif
 ifeq ($(origin KDIR),undefined)

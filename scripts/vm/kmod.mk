@@ -1,4 +1,4 @@
-# A kernel module for the guest kernel (KDIR, tests/vm/guest-abi.mk), built
+# A kernel module for the guest kernel (KDIR, scripts/vm/guest-abi.mk), built
 # by kbuild in a directory of its own per kernel release, KMOD_ROOT/KREL,
 # so that modules for several kernels coexist (a mixed pair boots a 7.3
 # and a 6.1 guest at once).  Included after guest-abi.mk, with:

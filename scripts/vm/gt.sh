@@ -1,6 +1,6 @@
 # shellcheck shell=bash disable=SC2034  # GT_* variables are for the scripts that source it
-# tests/vm/guest/lib.sh - the helpers of the guest scripts (tests/vm/guest/*.sh),
-# which run inside test guests (tests/vm/guest-runner): . "$RSIM_LIB".
+# scripts/vm/gt.sh - the helpers of the guest scripts (tests/vm/guest/*.sh),
+# which run inside test guests (scripts/vm/guest-runner): . "$RSIM_LIB".
 # Prefix gt_ ("guest test"); GT_* are its variables and settings.  How two
 # guests meet (gt_wait_listen, gt_barrier): tests/vm/README.md.
 

@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/vm/openssh.sh - sshd for the guests, never run on the host: Debian's
+# scripts/vm/openssh.sh - sshd for the guests, never run on the host: Debian's
 # openssh-server package is downloaded and unpacked into build/openssh/root
 # (not installed: installing it would start sshd on this machine). It runs
 # with the host's libraries (those of openssh-client, which make deps
@@ -7,7 +7,7 @@
 # Prints the sshd binary's path. Used by tests/vm/t-cluster-mpi.sh, whose
 # guests run it on their test interface for Open MPI's launcher.
 #
-#   tests/vm/openssh.sh            fetch and unpack once
+#   scripts/vm/openssh.sh            fetch and unpack once
 # Exit status: 0 done, 3 the archive could not be reached, 1 other errors.
 set -euo pipefail
 
