@@ -11,6 +11,7 @@
 #include "qemu/osdep.h"
 #include "qemu/atomic.h"
 #include "qemu/bswap.h"
+#include "qemu/log.h"
 #include "rdma-sim.h"
 #include "trace.h"
 
@@ -308,6 +309,33 @@ void rdma_sim_aeq_post(RdmaSimState *s, enum rsim_event_type type,
     if (!FIELD_EX32(s->intr_mask, RSIM_INTR_MASK, ASYNC)) {
         rdma_sim_msix_notify(s, RSIM_MSIX_VECTOR_ADMIN);
     }
+}
+
+/*
+ * The device failed: tell the driver (while the AEQ may still work), then
+ * stop until reset: no more commands, traffic, timers or DMA.  DMA and the
+ * doorbells stop at once (rdma_sim_stopped()); the engine stops itself in
+ * its bottom half, scheduled here, so that a stage that finds the failure
+ * is not pulled out from under itself (transport.c, rdma_sim_xport_bh).
+ */
+void rdma_sim_set_fatal(RdmaSimState *s, enum rsim_fatal_reason reason)
+{
+    if (FIELD_EX32(s->dev_status, RSIM_DEV_STATUS, FATAL)) {
+        return;
+    }
+    trace_rdma_sim_fatal(reason);
+    qemu_log_mask(LOG_GUEST_ERROR,
+                  "rdma-sim: device fatal error (reason %u); "
+                  "the driver must reset the device\n", reason);
+    if (reason != RSIM_FATAL_AEQ_DMA) {
+        rdma_sim_aeq_post(s, RSIM_EV_DEVICE_FATAL, 0, reason);
+    }
+    s->dev_status = FIELD_DP32(s->dev_status, RSIM_DEV_STATUS, FATAL, 1);
+    s->dev_status = FIELD_DP32(s->dev_status, RSIM_DEV_STATUS, FATAL_REASON,
+                               reason);
+    s->dev_status = FIELD_DP32(s->dev_status, RSIM_DEV_STATUS, READY, 0);
+    qemu_bh_cancel(s->admin_bh);
+    qemu_bh_schedule(s->xport_bh);
 }
 
 static bool rdma_sim_eq_full(RdmaSimEq *eq)

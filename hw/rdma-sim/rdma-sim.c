@@ -20,28 +20,6 @@
 #include "transport.h"
 #include "trace.h"
 
-void rdma_sim_set_fatal(RdmaSimState *s, enum rsim_fatal_reason reason)
-{
-    if (FIELD_EX32(s->dev_status, RSIM_DEV_STATUS, FATAL)) {
-        return;
-    }
-    trace_rdma_sim_fatal(reason);
-    qemu_log_mask(LOG_GUEST_ERROR,
-                  "rdma-sim: device fatal error (reason %u); "
-                  "the driver must reset the device\n", reason);
-    /* Tell the driver while the AEQ may still work, then stop. */
-    if (reason != RSIM_FATAL_AEQ_DMA) {
-        rdma_sim_aeq_post(s, RSIM_EV_DEVICE_FATAL, 0, reason);
-    }
-    s->dev_status = FIELD_DP32(s->dev_status, RSIM_DEV_STATUS, FATAL, 1);
-    s->dev_status = FIELD_DP32(s->dev_status, RSIM_DEV_STATUS, FATAL_REASON,
-                               reason);
-    s->dev_status = FIELD_DP32(s->dev_status, RSIM_DEV_STATUS, READY, 0);
-    /* Stopped until reset: no more commands, traffic, timers or DMA. */
-    qemu_bh_cancel(s->admin_bh);
-    rdma_sim_transport_stop(s);
-}
-
 /* Destroy every object and return to the power-on register state. */
 void rdma_sim_reset_state(RdmaSimState *s)
 {

@@ -368,7 +368,6 @@ extern const VMStateDescription vmstate_rdma_sim;
 /* rdma-sim.c */
 /* Back to power-on state: every object destroyed, registers cleared */
 void rdma_sim_reset_state(RdmaSimState *s);
-void rdma_sim_set_fatal(RdmaSimState *s, enum rsim_fatal_reason reason);
 
 /* admin.c */
 void rdma_sim_admin_init(RdmaSimState *s);
@@ -423,6 +422,7 @@ MemTxResult rdma_sim_ring_read_elem(RdmaSimState *s, const RdmaSimRing *ring,
 MemTxResult rdma_sim_ring_write_elem(RdmaSimState *s, const RdmaSimRing *ring,
                                      uint32_t index, const void *buf,
                                      uint32_t len);
+void rdma_sim_set_fatal(RdmaSimState *s, enum rsim_fatal_reason reason);
 void rdma_sim_aeq_post(RdmaSimState *s, enum rsim_event_type type,
                        uint32_t object, uint64_t data);
 void rdma_sim_eq_doorbell(RdmaSimState *s, uint32_t val);
@@ -442,7 +442,12 @@ enum rsim_status rdma_sim_ring_move(RdmaSimState *s, RdmaSimRing *from,
                                     uint32_t from_cons, uint32_t from_prod,
                                     RdmaSimRing *to);
 
-/* fault-driver.c: what the device writes for the driver, maybe damaged */
+/*
+ * fault.c: the fault generator (fault-seed; hit: true for ppm parts per
+ * million), and what the device writes for the driver, maybe damaged
+ */
+uint32_t rdma_sim_fault_rand(RdmaSimState *s);
+bool rdma_sim_fault_hit(RdmaSimState *s, uint32_t ppm);
 typedef enum RdmaSimFaultEntry {
     RDMA_SIM_FAULT_CQE,         /* struct rsim_cqe */
     RDMA_SIM_FAULT_EQE,         /* struct rsim_eqe, async or completion EQ */

@@ -100,20 +100,6 @@ static void rdma_sim_deliver(RdmaSimState *s, const uint8_t *data, size_t len,
     }
 }
 
-/* xorshift64*: a small generator whose sequence the fault-seed fixes */
-uint32_t rdma_sim_fault_rand(RdmaSimState *s)
-{
-    s->fault_rng ^= s->fault_rng >> 12;
-    s->fault_rng ^= s->fault_rng << 25;
-    s->fault_rng ^= s->fault_rng >> 27;
-    return (s->fault_rng * 0x2545f4914f6cdd1dull) >> 32;
-}
-
-bool rdma_sim_fault_hit(RdmaSimState *s, uint32_t ppm)
-{
-    return ppm && rdma_sim_fault_rand(s) % 1000000 < ppm;
-}
-
 static void rdma_sim_release_held(RdmaSimState *s)
 {
     GByteArray *held = s->held_frame;
@@ -284,33 +270,44 @@ static void rdma_sim_xport_bh(void *opaque)
     unsigned budget = RDMA_SIM_LOOP_BUDGET;
     GByteArray *frame;
 
+    if (rdma_sim_stopped(s)) {
+        /* the device failed (rdma_sim_set_fatal()): stop until reset */
+        rdma_sim_transport_stop(s);
+        return;
+    }
     /* a stopped VM's device waits: rdma_sim_transport_resume() */
-    if (rdma_sim_stopped(s) || !runstate_is_running()) {
+    if (!runstate_is_running()) {
         return;
     }
     s->busy++;
-    for (unsigned round = 0; round < RDMA_SIM_ROUNDS; round++) {
+    for (unsigned round = 0; round < RDMA_SIM_ROUNDS &&
+                              !rdma_sim_stopped(s); round++) {
         unsigned n = 0;
         RdmaSimQp *qp;
 
-        while (budget && (frame = g_queue_pop_head(&s->rx_deferred))) {
+        while (budget && !rdma_sim_stopped(s) &&
+               (frame = g_queue_pop_head(&s->rx_deferred))) {
             rdma_sim_net_rx_frame(s, frame->data, frame->len);
             g_byte_array_unref(frame);
             budget--;
         }
-        while (budget && (frame = g_queue_pop_head(&s->loop_frames))) {
+        while (budget && !rdma_sim_stopped(s) &&
+               (frame = g_queue_pop_head(&s->loop_frames))) {
             rdma_sim_rx_frame(s, frame->data, frame->len);
             g_byte_array_unref(frame);
             budget--;
         }
-        if (QTAILQ_EMPTY(&s->work) || !rdma_sim_xmit_room(s)) {
+        if (QTAILQ_EMPTY(&s->work) || !rdma_sim_xmit_room(s) ||
+            rdma_sim_stopped(s)) {
             break;
         }
         /* one turn for each QP waiting now; those with more go again */
         QTAILQ_FOREACH(qp, &s->work, work_link) {
             n++;
         }
-        while (n-- && (qp = QTAILQ_FIRST(&s->work)) != NULL) {
+        /* (a frame or turn that failed the device ends the loops) */
+        while (n-- && !rdma_sim_stopped(s) &&
+               (qp = QTAILQ_FIRST(&s->work)) != NULL) {
             QTAILQ_REMOVE(&s->work, qp, work_link);
             qp->on_work_list = false;
             if (rdma_sim_qp_turn(s, qp, RDMA_SIM_BURST)) {
@@ -318,7 +315,10 @@ static void rdma_sim_xport_bh(void *opaque)
             }
         }
     }
-    if (!rdma_sim_xport_idle(s)) {
+    if (rdma_sim_stopped(s)) {
+        /* a turn failed the device: its stages are done, stop now */
+        rdma_sim_transport_stop(s);
+    } else if (!rdma_sim_xport_idle(s)) {
         qemu_bh_schedule(s->xport_bh);
     } else if (s->held_frame) {
         /* nothing followed the held frame: let it go now */

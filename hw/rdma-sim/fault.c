@@ -1,21 +1,37 @@
 /*
- * rdma-sim: fault injection towards the driver (property fault-driver)
+ * rdma-sim: fault injection: the generator, and the faults towards the driver
+ *
+ * One generator draws every injected fault, so that fault-seed makes a run
+ * repeat: the wire's faults (fault-drop, -reorder, -dup, -corrupt, applied
+ * where transport.c sends a frame) and the driver's (fault-driver, here).
  *
  * A driver must survive a device that tells it nonsense, as the device
  * survives a guest that does.  On request the device damages one field of
  * a share of the entries it writes for the driver: completions, event
  * queue entries (async and completion EQs) and admin completions.  The
  * phase bits stay intact: the entry arrives, with a wrong value in it.
- * The fault generator of transport.c draws the faults, so fault-seed makes
- * a run repeat.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
 #include "qemu/osdep.h"
 #include "qemu/bswap.h"
-#include "transport.h"
+#include "rdma-sim.h"
 #include "trace.h"
+
+/* xorshift64*: a small generator whose sequence the fault-seed fixes */
+uint32_t rdma_sim_fault_rand(RdmaSimState *s)
+{
+    s->fault_rng ^= s->fault_rng >> 12;
+    s->fault_rng ^= s->fault_rng << 25;
+    s->fault_rng ^= s->fault_rng >> 27;
+    return (s->fault_rng * 0x2545f4914f6cdd1dull) >> 32;
+}
+
+bool rdma_sim_fault_hit(RdmaSimState *s, uint32_t ppm)
+{
+    return ppm && rdma_sim_fault_rand(s) % 1000000 < ppm;
+}
 
 /* A little-endian field of an entry, size 1, 2, 4 or 8 bytes */
 typedef struct RdmaSimFaultField {
