@@ -15,7 +15,7 @@ set -euo pipefail
 # shellcheck source=scripts/vm/gt.sh
 . "$RSIM_LIB"
 # shellcheck source=tests/vm/guest/fio.sh
-. "$(dirname "$RSIM_LIB")/fio.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/fio.sh"
 
 IQN=iqn.2026-12.org.rdma-sim:iser-target
 INITIATOR=iqn.2026-12.org.rdma-sim:initiator

@@ -35,7 +35,7 @@ set -euo pipefail
 # shellcheck source=scripts/vm/gt.sh
 . "$RSIM_LIB"
 # shellcheck source=tests/vm/guest/fio.sh
-. "$(dirname "$RSIM_LIB")/fio.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/fio.sh"
 
 NQN=nqn.2026-12.org.rdma-sim:nvme-rdma-test
 SVC=4420

@@ -25,7 +25,7 @@ set -euo pipefail
 # shellcheck source=scripts/vm/gt.sh
 . "$RSIM_LIB"
 # shellcheck source=tests/vm/guest/fio.sh
-. "$(dirname "$RSIM_LIB")/fio.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/fio.sh"
 
 SRP_PORT=5555  # ib_srpt's RDMA/CM port (blktests' srp_rdma_cm_port)
 XCHG_PORT=7471 # A tells B its srpt_service_guid here
