@@ -313,10 +313,12 @@ void rdma_sim_aeq_post(RdmaSimState *s, enum rsim_event_type type,
 
 /*
  * The device failed: tell the driver (while the AEQ may still work), then
- * stop until reset: no more commands, traffic, timers or DMA.  DMA and the
- * doorbells stop at once (rdma_sim_stopped()); the engine stops itself in
- * its bottom half, scheduled here, so that a stage that finds the failure
- * is not pulled out from under itself (transport.c, rdma_sim_xport_bh).
+ * stop until reset.  Commands, DMA, doorbells, timers and received frames
+ * stop at once (rdma_sim_ready(), rdma_sim_stopped()); the engine stops
+ * itself in its bottom half, scheduled here, so that a stage that finds
+ * the failure is not pulled out from under itself: what that stage sends
+ * as it finishes its turn still goes out, as when the stop was a call
+ * (transport.c, rdma_sim_xport_bh).
  */
 void rdma_sim_set_fatal(RdmaSimState *s, enum rsim_fatal_reason reason)
 {

@@ -573,7 +573,9 @@ static void rdma_sim_init_tables(RdmaSimState *s)
  * (timers wait with the virtual clock, the netdev delivers no frames), so
  * that a paused guest sees no completions appear and a migration or
  * snapshot saves the device as it was when the VM stopped.  Doorbells a
- * debugger or qtest writes meanwhile are taken, and their work waits.
+ * debugger or qtest writes meanwhile are taken, and their work waits.  One
+ * exception: a device that failed drops its engine's queued work in the
+ * bottom half even then (rdma_sim_set_fatal()); no guest sees it.
  */
 static void rdma_sim_vm_state_change(void *opaque, bool running,
                                      RunState state)

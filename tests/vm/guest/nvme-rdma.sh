@@ -157,10 +157,10 @@ if [[ $RSIM_ROLE == server ]]; then
     exit 0
 fi
 
-# ctrl_klog: the controller's last kernel messages, for a failure message
-# (a reconnection that failed says why only there).
+# ctrl_klog: the NVMe host's and target's last kernel messages, for a
+# failure message (a reconnection that failed says why only there).
 ctrl_klog() {
-    echo "kernel: $(dmesg | grep -E "nvme|nvmet|rdma" | grep -v 'requeuing I/O' | tail -n 10 | tr -s ' ' | tr '\n' ';')"
+    echo "kernel: $(dmesg | grep 'nvme' | grep -v 'requeuing I/O' | tail -n 10 | tr -s ' ' | tr '\n' ';')"
 }
 
 # --- guest B: the host ---------------------------------------------------------
