@@ -142,8 +142,9 @@ static void rdma_sim_flow_rtt_sample(RdmaSimState *s, RdmaSimQp *qp,
  *
  * If that brought nothing either, the responder may have NAKed already and
  * drop everything but the PSN it expects.  After this long nothing else is
- * in flight, so the answer to the oldest packet shows exactly where the
- * responder is.
+ * in flight, so the answer to the oldest packet decides: what it does not
+ * cover is sent again (a responder that had the packet acknowledges just
+ * that PSN, as a duplicate; one that lacked it answers for what follows).
  */
 enum rdma_sim_probe rdma_sim_flow_probe_psn(RdmaSimQp *qp, uint32_t *psn)
 {

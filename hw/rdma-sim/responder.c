@@ -39,11 +39,15 @@ static void rdma_sim_resp_send_aeth(RdmaSimState *s, RdmaSimQp *qp,
  */
 static void rdma_sim_resp_ack(RdmaSimState *s, RdmaSimQp *qp, uint32_t psn)
 {
+    RdmaSimXport *x = qp->x;
+
     if (qp->type == RSIM_QPT_UC) {
         return;                 /* UC has no acknowledgements */
     }
-    qp->x->ack_psn = psn;
-    qp->x->ack_pending = true;
+    if (!x->ack_pending || roce_psn_cmp(psn, x->ack_psn) > 0) {
+        x->ack_psn = psn;
+    }
+    x->ack_pending = true;
     rdma_sim_qp_schedule(s, qp);
 }
 
@@ -574,7 +578,15 @@ static void rdma_sim_resp_duplicate(RdmaSimState *s, RdmaSimQp *qp,
         }
         return;                 /* too old to replay: the requester times out */
     }
-    rdma_sim_resp_ack(s, qp, roce_psn_add(x->epsn, ROCE_PSN_MASK));
+    /*
+     * A duplicate SEND or WRITE is acknowledged with its own PSN, not the
+     * newest one received: the requester is sending again from some PSN,
+     * and an ACK beyond what it has sent again may complete the WQE it is
+     * still sending.  Soft-RoCE's requester stalls for good then (its SQ
+     * index falls behind the completed WQEs and, with a one-deep SQ, finds
+     * the queue empty when the next WQE is posted).
+     */
+    rdma_sim_resp_ack(s, qp, pkt->psn);
 }
 
 /* Is this opcode allowed now, after the packets before it? */

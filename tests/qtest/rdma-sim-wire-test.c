@@ -891,6 +891,73 @@ static void wire_send_read(Wire *w, uint32_t qpn, uint32_t psn, uint64_t va,
     wire_send(w, rd, sizeof(rd));
 }
 
+/* Send the peer's SEND_ONLY (AckReq) of 4 bytes with PSN psn to the QP. */
+static void wire_send_send(Wire *w, uint32_t qpn, uint32_t psn)
+{
+    uint8_t f[62];
+
+    /* rxe_ack's headers as a SEND with 4 bytes of payload (no pad) */
+    memcpy(f, rxe_ack, 54);
+    f[42] = 0x04;                               /* RC SEND_ONLY */
+    stl_be_p(f + 46, qpn);
+    stl_be_p(f + 50, 0x80000000 | psn);         /* AckReq */
+    stl_be_p(f + 54, 0x5e4d0000 | psn);
+    g_assert_cmpuint(qsim_roce_finish(f, sizeof(f) - 4, 0), ==, sizeof(f));
+    wire_send(w, f, sizeof(f));
+}
+
+/* The next frame the device sends is an ACK; returns its PSN. */
+static uint32_t wire_recv_ack(QSimDev *d, Wire *w)
+{
+    uint8_t f[2048];
+
+    g_assert_cmpint(wire_recv(d, w, f, sizeof(f)), ==, 62);
+    g_assert_cmphex(f[42], ==, 0x11);                   /* ACKNOWLEDGE */
+    g_assert_cmphex(f[54] & 0x60, ==, 0);               /* an ACK, no NAK */
+    return ldl_be_p(f + 50) & 0xffffff;
+}
+
+/*
+ * A duplicate SEND is acknowledged again with its own PSN, not with the
+ * newest one received: a requester that sends again from that PSN must
+ * not see a later WQE completed before it has sent it again (Soft-RoCE's
+ * requester stalls for good then: datasheet, tail-loss probes).
+ */
+static void test_wire_duplicate_ack(const char *machine)
+{
+    QSimEndpoint ep;
+    QSimMr mr;
+    Wire w;
+    QSimDev *d = wire_rc_connect(machine, &w, false, &ep, &mr, 4096);
+
+    for (unsigned i = 0; i < 3; i++) {
+        struct rsim_sge sge = qsim_sge(&mr, i * 64, 64);
+
+        qsim_post_recv(d, &ep.qp.rq, 0x40 + i, &sge);
+    }
+    wire_send_send(&w, ep.qp.qpn, 0);
+    qsim_cq_expect(d, &ep.rcq, 0x40, RSIM_WC_SUCCESS, RSIM_WC_RECV, 4,
+                   ep.qp.qpn);
+    g_assert_cmpuint(wire_recv_ack(d, &w), ==, 0);
+    wire_send_send(&w, ep.qp.qpn, 1);
+    qsim_cq_expect(d, &ep.rcq, 0x41, RSIM_WC_SUCCESS, RSIM_WC_RECV, 4,
+                   ep.qp.qpn);
+    g_assert_cmpuint(wire_recv_ack(d, &w), ==, 1);
+
+    /* PSN 0 again: acknowledged as 0, not 1, and not received twice */
+    wire_send_send(&w, ep.qp.qpn, 0);
+    g_assert_cmpuint(wire_recv_ack(d, &w), ==, 0);
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_DUP_REQ), ==, 1);
+    qsim_cq_expect_empty(d, &ep.rcq);
+    for (unsigned i = 0; i < 2; i++) {
+        uint8_t got[4];
+
+        qtest_memread(d->qts, mr.addr + i * 64, got, 4);
+        g_assert_cmphex(ldl_be_p(got), ==, 0x5e4d0000 | i);
+    }
+    wire_stop(d, &w);
+}
+
 /*
  * A READ request for more than IBTA's largest message (2^31 bytes): one
  * 74-byte frame must not make the device send 4 GiB.  NAKed as an invalid
@@ -1307,6 +1374,7 @@ static const QSimTest tests[] = {
     { "wire/device-frames", test_wire_device_frames, QSIM_ONCE },
     { "wire/tx-burst", test_wire_tx_burst, QSIM_ONCE },
     { "wire/tx-burst-dgram", test_wire_tx_burst_dgram, QSIM_ONCE },
+    { "wire/duplicate-ack", test_wire_duplicate_ack, QSIM_ONCE },
     { "wire/read-too-long", test_wire_read_too_long, QSIM_ONCE },
     { "wire/read-shares-turn", test_wire_read_shares_turn, QSIM_ONCE },
     { "wire/read-paced", test_wire_read_paced, QSIM_ONCE },

@@ -24,6 +24,12 @@ set -euo pipefail
 # shellcheck source=scripts/vm/gt.sh
 . "$RSIM_LIB"
 
+# The device's counters and QPs, for a failure message.
+pair_state() {
+    rdma statistic show link "$GT_DEV/1"
+    rdma resource show qp link "$GT_DEV/1"
+}
+
 gt_rdma_setup
 gt_wait_peer 60
 n=0
@@ -83,7 +89,16 @@ while IFS= read -r line; do
         if [[ -n $port ]]; then
             argv+=("$RSIM_PEER")
         fi
-        timeout 600 "${pre[@]}" "${argv[@]}" >"$out" 2>&1 || rc=$?
+        "${pre[@]}" "${argv[@]}" >"$out" 2>&1 &
+        pid=$!
+        # A client that hangs is left running: its QP stays, so the failure
+        # report (the host reads the device, the counters below) shows where
+        # its transport stopped.
+        if ! timeout 600 tail --pid="$pid" -f /dev/null; then
+            cat "$out"
+            GT_FAIL_CONTEXT=pair_state gt_fail "[$n] '$line' still runs after 600 s (left running, QP kept)"
+        fi
+        wait "$pid" || rc=$?
     fi
     cat "$out"
     # the device's counters so far (rdma-sim and rxe both have them)
