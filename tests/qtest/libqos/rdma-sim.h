@@ -96,6 +96,8 @@ int32_t qsim_rand_range(int32_t begin, int32_t end);
 
 /* A progress note (loop index, command) on stderr if RSIM_TEST_VERBOSE=1 */
 void G_GNUC_PRINTF(1, 2) qsim_note(const char *fmt, ...);
+/* When a wait of usec from now ends, scaled as the test's own limit */
+int64_t qsim_deadline(int64_t usec);
 
 /* ==== The device, its registers and admin queues (rdma-sim.c) ==== */
 
@@ -137,6 +139,10 @@ QSimDev *qsim_start(const char *machine, const char *props,
 /* ... and more QEMU arguments (e.g. "-d guest_errors -D FILE") */
 QSimDev *qsim_start_args(const char *machine, const char *props,
                          const char *netdev, const char *args);
+/* The QEMU qsim_start_args() starts, with -incoming incoming unless NULL */
+QOSState *qsim_boot(const char *machine, const char *props,
+                    const char *netdev, const char *args,
+                    const char *incoming);
 /*
  * ... with the port on a stream socket netdev whose other end is d->sock
  * (frames carry a 4-byte big-endian length)
@@ -158,6 +164,8 @@ QSimDev *qsim_attach(QSimDev *d, int devfn);
 void qsim_detach(QSimDev *h);
 /* Enable the device and map its BARs (again, after a machine reset) */
 void qsim_map_bars(QSimDev *d);
+
+/* ---- The machine: migration, saving, snapshots (rdma-sim-machine.c) ---- */
 
 /*
  * Migrate src's machine to a new QEMU started the same way (with props
@@ -200,6 +208,8 @@ bool qsim_vm_running(QSimDev *d);
  * then paused in postmigrate.
  */
 void qsim_wait_migrated(QSimDev *d);
+
+/* ---- Guest memory, registers, bring-up ---- */
 
 /* Zeroed guest memory */
 uint64_t qsim_alloc(QSimDev *d, size_t size);
