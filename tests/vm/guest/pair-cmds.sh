@@ -94,7 +94,7 @@ while IFS= read -r line; do
         # A client that hangs is left running: its QP stays, so the failure
         # report (the host reads the device, the counters below) shows where
         # its transport stopped.
-        if ! timeout 600 tail --pid="$pid" -f /dev/null; then
+        if ! timeout 600 tail --pid="$pid" -s 0.1 -f /dev/null; then
             cat "$out"
             GT_FAIL_CONTEXT=pair_state gt_fail "[$n] '$line' still runs after 600 s (left running, QP kept)"
         fi
