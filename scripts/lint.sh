@@ -11,9 +11,9 @@
 #   patches/qemu: the hunks kept per QEMU version agree with the common
 #     series, and each version's series applies to its tree (QEMU_SRC and
 #     those in build/), through scripts/qemu-patches.py check;
-#   no call cycle between the files of the guest driver
-#     (scripts/call-cycles.py; the device's: make cycles, a report until
-#     its core calls only downward);
+#   no call cycle between the files of the guest driver, and none that
+#     grows between the device's (scripts/call-cycles.py: at most the 8
+#     files of its one cycle today, until its core calls only downward);
 #   layers: nothing users run (scripts/, the Makefiles outside tests/)
 #     sources or includes a file of tests/.
 # Prints each finding, then every file with findings and the tool that
@@ -137,6 +137,9 @@ fi
 
 # Calls go one way between the driver's files (guest-driver/README.md).
 check "call cycles" guest-driver scripts/call-cycles.py
+# The device's core is on its way there (docs/architecture.md): its one
+# cycle may shrink, never grow.  Lower the number with each file taken out.
+check "call cycles" hw/rdma-sim scripts/call-cycles.py --allow-files 8
 
 # Scripts above tests: the tests are built on scripts/ (scripts/vm, the
 # harness), never the other way.  upward FILE: FILE's lines that source or
