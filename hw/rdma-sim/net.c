@@ -3,7 +3,11 @@
  *
  * Frames from the network backend are filtered by MAC address; RoCEv2
  * frames go to the transport engine, everything else to the RX ring of
- * the guest's Ethernet net device (datasheet section 10).
+ * the guest's Ethernet net device (datasheet section 10).  The port calls
+ * nothing of the engine: the engine registers its receive handler
+ * (RdmaSimState.roce_rx), as a NIC registers its own with QEMU's net
+ * layer, and frames that come while the device is busy are queued for
+ * its bottom half.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -12,8 +16,8 @@
 #include "qemu/bswap.h"
 #include "qapi/error.h"
 #include "net/eth.h"
+#include "qemu/main-loop.h"
 #include "rdma-sim.h"
-#include "transport.h"
 #include "trace.h"
 
 /* Largest IB MTU that fits the Ethernet MTU with RoCEv2 headers. */
@@ -236,6 +240,38 @@ static bool rdma_sim_can_receive(NetClientState *nc)
     return true;
 }
 
+/*
+ * Queue a copy of a frame for the bottom half to receive, if q holds fewer
+ * than max frames.
+ */
+bool rdma_sim_frame_queue(RdmaSimState *s, GQueue *q, unsigned max,
+                                 const uint8_t *data, size_t len)
+{
+    if (g_queue_get_length(q) >= max) {
+        return false;
+    }
+    g_queue_push_tail(q, g_byte_array_append(g_byte_array_sized_new(len),
+                                             data, len));
+    qemu_bh_schedule(s->xport_bh);
+    return true;
+}
+
+/*
+ * A frame the NIC delivered while the device itself was busy (a hub or a
+ * filter hands frames over synchronously, in the middle of a packet the
+ * device sends): received later by the bottom half, never re-entrantly.
+ */
+static void rdma_sim_rx_defer(RdmaSimState *s, const uint8_t *frame,
+                              size_t len)
+{
+    if (rdma_sim_frame_queue(s, &s->rx_deferred, RDMA_SIM_RX_DEFER_MAX,
+                             frame, len)) {
+        s->stats[RSIM_STAT_RX_DEFERRED]++;
+    } else {
+        s->stats[RSIM_STAT_RX_DROP_BUSY]++;
+    }
+}
+
 static ssize_t rdma_sim_receive(NetClientState *nc, const uint8_t *buf,
                                 size_t size)
 {
@@ -250,7 +286,7 @@ static ssize_t rdma_sim_receive(NetClientState *nc, const uint8_t *buf,
          * And while such frames wait, the next ones wait behind them, so
          * that frames are received in the order they came.
          */
-        rdma_sim_transport_defer(s, buf, size);
+        rdma_sim_rx_defer(s, buf, size);
         return size;
     }
     s->busy++;
@@ -259,7 +295,11 @@ static ssize_t rdma_sim_receive(NetClientState *nc, const uint8_t *buf,
     return size;
 }
 
-/* A frame from the network, to the transport or the Ethernet RX ring. */
+/*
+ * A frame from the network, to the transport engine (its receive handler,
+ * s->roce_rx, takes RoCEv2 frames for the port's addresses) or the
+ * Ethernet RX ring.
+ */
 void rdma_sim_net_rx_frame(RdmaSimState *s, const uint8_t *buf, size_t size)
 {
     s->stats[RSIM_STAT_RX_FRAMES]++;
@@ -268,7 +308,7 @@ void rdma_sim_net_rx_frame(RdmaSimState *s, const uint8_t *buf, size_t size)
         s->stats[RSIM_STAT_RX_DROP_OWN]++;
     } else if (size < ETH_HLEN || !rdma_sim_mac_accepts(s, buf)) {
         s->stats[RSIM_STAT_RX_DROP_FILTER]++;
-    } else if (!rdma_sim_transport_rx(s, buf, size)) {
+    } else if (!s->roce_rx(s, buf, size)) {
         rdma_sim_eth_receive(s, buf, size);
     }
 }

@@ -312,6 +312,12 @@ struct RdmaSimState {
 
     /* transport engine (transport.c) */
     QEMUBH *xport_bh;
+    /*
+     * Its receive handler for a frame from the network: consumes (true) a
+     * RoCEv2 frame for one of the port's addresses, else leaves it for the
+     * Ethernet RX ring
+     */
+    bool (*roce_rx)(RdmaSimState *s, const uint8_t *frame, size_t len);
     QTAILQ_HEAD(, RdmaSimQp) work;      /* QPs with requester work */
     GQueue loop_frames;                 /* looped-back frames to receive */
     GQueue rx_deferred;                 /* frames that came while busy */
@@ -487,5 +493,11 @@ void rdma_sim_port_update(RdmaSimState *s, bool announce);
 void rdma_sim_net_transmit(RdmaSimState *s, const uint8_t *frame, size_t len);
 void rdma_sim_net_rx_frame(RdmaSimState *s, const uint8_t *buf, size_t size);
 uint8_t rdma_sim_active_mtu(uint32_t eth_mtu);
+/*
+ * Queue a copy of a frame for the engine's bottom half to receive, if q
+ * holds fewer than max frames
+ */
+bool rdma_sim_frame_queue(RdmaSimState *s, GQueue *q, unsigned max,
+                          const uint8_t *data, size_t len);
 
 #endif /* HW_RDMA_SIM_H */

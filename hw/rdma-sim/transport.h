@@ -67,15 +67,10 @@ void rdma_sim_transport_qp_destroy(RdmaSimState *s, RdmaSimQp *qp);
 void rdma_sim_transport_sq_kick(RdmaSimState *s, RdmaSimQp *qp);
 
 /*
- * A frame for the port's MAC: consumed (true) if it is RoCEv2 traffic for
- * one of the port's addresses, otherwise left for the Ethernet RX ring.
+ * xmit.c: services for the requester, responder, completer, ud.c and
+ * flow.c (and the engine)
  */
-bool rdma_sim_transport_rx(RdmaSimState *s, const uint8_t *frame, size_t len);
 
-void rdma_sim_transport_defer(RdmaSimState *s, const uint8_t *frame,
-                              size_t len);
-
-/* Services for the requester, responder, completer, ud.c and flow.c */
 void rdma_sim_xmit(RdmaSimState *s, RoceFrame *f);
 bool rdma_sim_xmit_room(RdmaSimState *s);
 void rdma_sim_qp_schedule(RdmaSimState *s, RdmaSimQp *qp);
@@ -84,6 +79,8 @@ void rdma_sim_path_from_av(RdmaSimState *s, const struct rsim_av *av,
                            uint32_t qpn, uint32_t dqpn, RocePath *p);
 /* Does the path lead to one of the device's own GIDs (internal loopback)? */
 bool rdma_sim_path_is_local(RdmaSimState *s, const RocePath *p);
+bool rdma_sim_is_own_gid(RdmaSimState *s, const uint8_t *gid);
+void rdma_sim_release_held(RdmaSimState *s);
 
 /*
  * requester.c
