@@ -189,9 +189,7 @@ lint: qemu-source
 	$(REPO)/scripts/lint.sh $(QSRC)
 
 # Call cycles between the files of the device and of the driver
-# (scripts/call-cycles.py).  make lint fails on one in the driver (which
-# has none) and on the device's growing past the 6 files of its one cycle
-# today, until its core calls only downward.
+# (scripts/call-cycles.py): make lint fails on any.
 cycles:
 	$(REPO)/scripts/call-cycles.py $(REPO)/hw/rdma-sim $(REPO)/guest-driver
 

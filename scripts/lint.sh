@@ -11,9 +11,8 @@
 #   patches/qemu: the hunks kept per QEMU version agree with the common
 #     series, and each version's series applies to its tree (QEMU_SRC and
 #     those in build/), through scripts/qemu-patches.py check;
-#   no call cycle between the files of the guest driver, and none that
-#     grows between the device's (scripts/call-cycles.py: at most the 6
-#     files of its one cycle today, until its core calls only downward);
+#   no call cycle between the files of the guest driver, nor between the
+#     device's (scripts/call-cycles.py);
 #   layers: nothing users run (scripts/, the Makefiles outside tests/)
 #     sources or includes a file of tests/.
 # Prints each finding, then every file with findings and the tool that
@@ -135,11 +134,10 @@ if ! out=$(python3 scripts/qemu-patches.py check patches/qemu --trees-in build "
     findings+=("qemu-patches: patches/qemu")
 fi
 
-# Calls go one way between the driver's files (guest-driver/README.md).
+# Calls go one way between the driver's files (guest-driver/README.md) and
+# between the device's (docs/architecture.md).
 check "call cycles" guest-driver scripts/call-cycles.py
-# The device's core is on its way there (docs/architecture.md): its one
-# cycle may shrink, never grow.  Lower the number with each file taken out.
-check "call cycles" hw/rdma-sim scripts/call-cycles.py --allow-files 6
+check "call cycles" hw/rdma-sim scripts/call-cycles.py
 
 # Scripts above tests: the tests are built on scripts/ (scripts/vm, the
 # harness), never the other way.  upward FILE: FILE's lines that source or

@@ -672,6 +672,7 @@ static enum rsim_status rdma_sim_cmd_modify_qp(RdmaSimState *s, RdmaSimCmd *c)
     enum rsim_status st;
     uint64_t addr;
     RdmaSimQp *qp;
+    unsigned cur;
 
     st = rdma_sim_qp_attr_cmd(s, c, &qp, &addr);
     if (st != RSIM_STS_OK) {
@@ -684,7 +685,14 @@ static enum rsim_status rdma_sim_cmd_modify_qp(RdmaSimState *s, RdmaSimCmd *c)
         attr.reserved0) {
         return refuse(c, RSIM_STS_RESERVED, "reserved attribute bytes not 0");
     }
-    return rdma_sim_qp_modify(s, qp, &attr, &c->why);
+    cur = qp->state;
+    st = rdma_sim_qp_modify(s, qp, &attr, &c->why);
+    /* the engine takes up a QP that can receive or send (RTR and on) */
+    if (st == RSIM_STS_OK && qp->state != RSIM_QPS_RESET &&
+        qp->state != RSIM_QPS_ERR) {
+        rdma_sim_transport_qp_modified(s, qp, cur);
+    }
+    return st;
 }
 
 static enum rsim_status rdma_sim_cmd_query_qp(RdmaSimState *s, RdmaSimCmd *c)

@@ -348,7 +348,7 @@ static void rdma_sim_qp_apply(RdmaSimQp *qp, const struct rsim_qp_attr *a,
 /* Entering RESET: empty both rings and forget every attribute. */
 static void rdma_sim_qp_reset(RdmaSimState *s, RdmaSimQp *qp)
 {
-    rdma_sim_transport_qp_reset(s, qp);
+    rdma_sim_xport_free(s, qp);
     qp->sq_cons = 0;
     qp->rq_cons = 0;
     qp->sq_draining = false;
@@ -434,7 +434,6 @@ enum rsim_status rdma_sim_qp_modify(RdmaSimState *s, RdmaSimQp *qp,
     if (next == RSIM_QPS_SQD && cur != RSIM_QPS_SQD) {
         qp->sq_draining = true;
     }
-    rdma_sim_transport_qp_modified(s, qp, cur);
     return RSIM_STS_OK;
 }
 
@@ -476,7 +475,7 @@ void rdma_sim_qp_destroy(RdmaSimState *s, RdmaSimQp *qp)
     RdmaSimSrq *srq = rdma_sim_srq_lookup(s, qp->srqn);
 
     trace_rdma_sim_qp_destroy(qp->qpn);
-    rdma_sim_transport_qp_destroy(s, qp);
+    rdma_sim_xport_free(s, qp);
     if (scq) {
         scq->refs--;
     }
@@ -583,7 +582,7 @@ void rdma_sim_qp_to_error(RdmaSimState *s, RdmaSimQp *qp)
     qp->state = RSIM_QPS_ERR;
     qp->sq_draining = false;
     /* Completions for WQEs in flight come first, then the flush. */
-    rdma_sim_transport_qp_error(s, qp);
+    rdma_sim_xport_error(s, qp);
     rdma_sim_qp_flush(s, qp);
     if (qp->srqn != RSIM_NO_SRQ) {
         rdma_sim_aeq_post(s, RSIM_EV_QP_LAST_WQE, qp->qpn, 0);
@@ -599,13 +598,17 @@ void rdma_sim_qp_fail(RdmaSimState *s, RdmaSimQp *qp, enum rsim_event_type ev)
     rdma_sim_qp_to_error(s, qp);
 }
 
-void rdma_sim_qp_sq_doorbell(RdmaSimState *s, RdmaSimQp *qp)
+/*
+ * Send WQEs in ERR are flushed (true); otherwise they are the transport
+ * engine's (false: the caller hands them over).
+ */
+bool rdma_sim_qp_sq_doorbell(RdmaSimState *s, RdmaSimQp *qp)
 {
     if (qp->state == RSIM_QPS_ERR) {
         rdma_sim_qp_flush(s, qp);
-        return;
+        return true;
     }
-    rdma_sim_transport_sq_kick(s, qp);
+    return false;
 }
 
 /* Receive WQEs are read when a message arrives; in ERR they are flushed. */

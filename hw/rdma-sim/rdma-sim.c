@@ -494,8 +494,9 @@ static void rdma_sim_db_write(void *opaque, hwaddr addr, uint64_t val64,
         if (!qp) {
             rdma_sim_guest_error(s, "doorbell", "SQ doorbell for no QP %u",
                                  val);
-        } else if (rdma_sim_db_page_ok(s, page, qp->db_page, "QP", val)) {
-            rdma_sim_qp_sq_doorbell(s, qp);
+        } else if (rdma_sim_db_page_ok(s, page, qp->db_page, "QP", val) &&
+                   !rdma_sim_qp_sq_doorbell(s, qp)) {
+            rdma_sim_transport_sq_kick(s, qp);
         }
         break;
     case A_RSIM_DB_RQ:

@@ -470,7 +470,7 @@ enum rsim_status rdma_sim_qp_modify(RdmaSimState *s, RdmaSimQp *qp,
 void rdma_sim_qp_query(RdmaSimState *s, RdmaSimQp *qp,
                        struct rsim_qp_attr *attr);
 void rdma_sim_qp_destroy(RdmaSimState *s, RdmaSimQp *qp);
-void rdma_sim_qp_sq_doorbell(RdmaSimState *s, RdmaSimQp *qp);
+bool rdma_sim_qp_sq_doorbell(RdmaSimState *s, RdmaSimQp *qp);
 void rdma_sim_qp_rq_doorbell(RdmaSimState *s, RdmaSimQp *qp);
 void rdma_sim_qp_to_error(RdmaSimState *s, RdmaSimQp *qp);
 void rdma_sim_qp_fail(RdmaSimState *s, RdmaSimQp *qp, enum rsim_event_type ev);

@@ -375,16 +375,6 @@ static void rdma_sim_resp_read_start(RdmaSimState *s, RdmaSimQp *qp,
     rdma_sim_qp_schedule(s, qp);
 }
 
-/* Forget all responses still to be sent (the QP went to ERR). */
-static void rdma_sim_resp_read_cancel(RdmaSimXport *x)
-{
-    for (uint32_t i = 0; i < x->nres; i++) {
-        x->res[i].pending = false;
-    }
-    x->rd_head = 0;
-    x->rd_count = 0;
-}
-
 /*
  * Forget the queued responses of requests after psn: the requester went
  * back to psn and sends those requests again.
@@ -681,26 +671,6 @@ void rdma_sim_resp_rx(RdmaSimState *s, RdmaSimQp *qp, const RocePkt *pkt)
         rdma_sim_resp_read(s, qp, pkt);
     } else {
         rdma_sim_resp_atomic(s, qp, pkt);
-    }
-}
-
-/*
- * The QP entered ERR: a receive WQE taken from an SRQ is no longer in any
- * ring, so it is flushed here.
- */
-void rdma_sim_resp_error(RdmaSimState *s, RdmaSimQp *qp)
-{
-    RdmaSimXport *x = qp->x;
-
-    if (x && x->have_rwqe && x->rwqe_from_srq) {
-        rdma_sim_resp_complete(s, qp, RSIM_WC_WR_FLUSH_ERR, RSIM_WC_RECV, 0, 0,
-                               0, false);
-    }
-    if (x) {
-        x->have_rwqe = false;
-        x->ack_pending = false;
-        x->msg = RDMA_SIM_RESP_IDLE;
-        rdma_sim_resp_read_cancel(x);
     }
 }
 

@@ -29,14 +29,6 @@
  * Scheduling and timers
  */
 
-static void rdma_sim_qp_unschedule(RdmaSimState *s, RdmaSimQp *qp)
-{
-    if (qp->on_work_list) {
-        QTAILQ_REMOVE(&s->work, qp, work_link);
-        qp->on_work_list = false;
-    }
-}
-
 /*
  * One turn of a QP, burst packets at most: what the responder owes (a
  * coalesced ACK, READ responses) goes first, then the requester sends new
@@ -267,26 +259,6 @@ static void rdma_sim_pace_timer_cb(void *opaque)
  * QP life cycle
  */
 
-static void rdma_sim_xport_free(RdmaSimState *s, RdmaSimQp *qp)
-{
-    RdmaSimXport *x = qp->x;
-
-    if (!x) {
-        return;
-    }
-    rdma_sim_qp_unschedule(s, qp);
-    rdma_sim_flow_qp_stop(s, qp);
-    timer_free(x->retry_timer);
-    timer_free(x->rnr_timer);
-    timer_free(x->probe_timer);
-    g_free(x->slots);
-    g_free(x->rwqe_sge);
-    g_free(x->res);
-    g_free(x->rd_fifo);
-    g_free(x);
-    qp->x = NULL;
-}
-
 /* The private copies of send WQEs: how many, and how large */
 static uint32_t rdma_sim_xport_nslots(const RdmaSimQp *qp)
 {
@@ -356,11 +328,6 @@ static void rdma_sim_xport_set_path(RdmaSimState *s, RdmaSimQp *qp)
                     MAX(4, s->props.tx_window * KiB / x->mtu));
 }
 
-void rdma_sim_transport_qp_reset(RdmaSimState *s, RdmaSimQp *qp)
-{
-    rdma_sim_xport_free(s, qp);
-}
-
 void rdma_sim_transport_qp_modified(RdmaSimState *s, RdmaSimQp *qp,
                                     unsigned old_state)
 {
@@ -396,32 +363,6 @@ void rdma_sim_transport_qp_modified(RdmaSimState *s, RdmaSimQp *qp,
         rdma_sim_comp_check_drained(s, qp);
     }
     rdma_sim_qp_schedule(s, qp);
-}
-
-/*
- * Entering ERR: the WQEs in flight are flushed from the SQ by qp.c; stop
- * the timers and drop the engine's state.
- */
-void rdma_sim_transport_qp_error(RdmaSimState *s, RdmaSimQp *qp)
-{
-    RdmaSimXport *x = qp->x;
-
-    if (!x) {
-        return;
-    }
-    rdma_sim_resp_error(s, qp);
-    rdma_sim_flow_qp_stop(s, qp);
-    timer_del(x->retry_timer);
-    timer_del(x->rnr_timer);
-    rdma_sim_qp_unschedule(s, qp);
-    x->rnr_wait = false;
-    x->cq_stalled = false;
-    x->go_back = false;
-}
-
-void rdma_sim_transport_qp_destroy(RdmaSimState *s, RdmaSimQp *qp)
-{
-    rdma_sim_xport_free(s, qp);
 }
 
 /*

@@ -58,13 +58,23 @@ uint64_t rdma_sim_xport_mem(const RdmaSimQp *qp, const RdmaSimSrq *srq,
 /* A QP's transport state as RTR creates it (also to load it into) */
 RdmaSimXport *rdma_sim_xport_new(RdmaSimState *s, RdmaSimQp *qp);
 
-/* QP life cycle (qp.c) */
-void rdma_sim_transport_qp_reset(RdmaSimState *s, RdmaSimQp *qp);
+/*
+ * A MODIFY_QP that left the QP in a state other than RESET or ERR (the
+ * admin command calls it after qp.c's transition): from RTR on the QP
+ * gets its transport state and the engine takes it up.
+ */
 void rdma_sim_transport_qp_modified(RdmaSimState *s, RdmaSimQp *qp,
                                     unsigned old_state);
-void rdma_sim_transport_qp_error(RdmaSimState *s, RdmaSimQp *qp);
-void rdma_sim_transport_qp_destroy(RdmaSimState *s, RdmaSimQp *qp);
+/* An SQ doorbell of a QP not in ERR (rdma-sim.c, after qp.c's check) */
 void rdma_sim_transport_sq_kick(RdmaSimState *s, RdmaSimQp *qp);
+
+/*
+ * teardown.c: the end of a QP's transport state, as qp.c's QP enters ERR
+ * (before the rings are flushed), RESET or is destroyed
+ */
+
+void rdma_sim_xport_error(RdmaSimState *s, RdmaSimQp *qp);
+void rdma_sim_xport_free(RdmaSimState *s, RdmaSimQp *qp);
 
 /*
  * xmit.c: services for the requester, responder, completer, ud.c and
@@ -74,6 +84,7 @@ void rdma_sim_transport_sq_kick(RdmaSimState *s, RdmaSimQp *qp);
 void rdma_sim_xmit(RdmaSimState *s, RoceFrame *f);
 bool rdma_sim_xmit_room(RdmaSimState *s);
 void rdma_sim_qp_schedule(RdmaSimState *s, RdmaSimQp *qp);
+void rdma_sim_qp_unschedule(RdmaSimState *s, RdmaSimQp *qp);
 void rdma_sim_retry_timer_update(RdmaSimState *s, RdmaSimQp *qp);
 void rdma_sim_path_from_av(RdmaSimState *s, const struct rsim_av *av,
                            uint32_t qpn, uint32_t dqpn, RocePath *p);
@@ -96,7 +107,6 @@ bool rdma_sim_req_probe(RdmaSimState *s, RdmaSimQp *qp, uint32_t psn);
 
 void rdma_sim_resp_rx(RdmaSimState *s, RdmaSimQp *qp, const RocePkt *pkt);
 bool rdma_sim_resp_run(RdmaSimState *s, RdmaSimQp *qp, unsigned *budget);
-void rdma_sim_resp_error(RdmaSimState *s, RdmaSimQp *qp);
 void rdma_sim_resp_clear(RdmaSimXport *x);
 void rdma_sim_resp_resources(RdmaSimXport *x, uint32_t n);
 

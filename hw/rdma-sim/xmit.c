@@ -184,6 +184,15 @@ void rdma_sim_qp_schedule(RdmaSimState *s, RdmaSimQp *qp)
     qemu_bh_schedule(s->xport_bh);
 }
 
+/* Off the work list (the QP has nothing more to do, or no transport). */
+void rdma_sim_qp_unschedule(RdmaSimState *s, RdmaSimQp *qp)
+{
+    if (qp->on_work_list) {
+        QTAILQ_REMOVE(&s->work, qp, work_link);
+        qp->on_work_list = false;
+    }
+}
+
 /* Keep the retransmission timer running while PSNs are unacknowledged. */
 void rdma_sim_retry_timer_update(RdmaSimState *s, RdmaSimQp *qp)
 {
