@@ -245,7 +245,7 @@ static bool rdma_sim_can_receive(NetClientState *nc)
  * than max frames.
  */
 bool rdma_sim_frame_queue(RdmaSimState *s, GQueue *q, unsigned max,
-                                 const uint8_t *data, size_t len)
+                          const uint8_t *data, size_t len)
 {
     if (g_queue_get_length(q) >= max) {
         return false;
