@@ -281,6 +281,24 @@ static void rdma_sim_resp_write(RdmaSimState *s, RdmaSimQp *qp,
     }
 }
 
+/*
+ * Send the coalesced ACK if its PSN is before psn.  Responses leave in PSN
+ * order: an ACK beyond READ responses still to send tells the requester
+ * they were lost.
+ */
+static void rdma_sim_resp_ack_before(RdmaSimState *s, RdmaSimQp *qp,
+                                     uint32_t psn)
+{
+    RdmaSimXport *x = qp->x;
+
+    if (x->ack_pending && roce_psn_cmp(x->ack_psn, psn) < 0) {
+        x->ack_pending = false;
+        rdma_sim_resp_send_aeth(s, qp, ROCE_RC_ACK,
+                                ROCE_AETH_ACK | ROCE_AETH_CREDITS_INVALID,
+                                x->ack_psn, NULL);
+    }
+}
+
 /* Send READ response packet res->next_pkt. */
 static bool rdma_sim_resp_read_packet(RdmaSimState *s, RdmaSimQp *qp,
                                       RdmaSimResource *res)
@@ -332,17 +350,12 @@ bool rdma_sim_resp_run(RdmaSimState *s, RdmaSimQp *qp, unsigned *budget)
 {
     RdmaSimXport *x = qp->x;
 
-    if (x->ack_pending) {
-        x->ack_pending = false;
-        rdma_sim_resp_send_aeth(s, qp, ROCE_RC_ACK,
-                                ROCE_AETH_ACK | ROCE_AETH_CREDITS_INVALID,
-                                x->ack_psn, NULL);
-    }
-
     while (x->rd_count && *budget && rdma_sim_xmit_room(s)) {
         RdmaSimResource *res = &x->res[x->rd_fifo[x->rd_head]];
 
         if (res->pending && res->next_pkt < res->npkts) {
+            rdma_sim_resp_ack_before(s, qp, roce_psn_add(res->first_psn,
+                                                         res->next_pkt));
             if (!rdma_sim_flow_resp_may_send(s, qp)) {
                 return false;
             }
@@ -355,6 +368,9 @@ bool rdma_sim_resp_run(RdmaSimState *s, RdmaSimQp *qp, unsigned *budget)
         res->pending = false;
         x->rd_head = (x->rd_head + 1) % x->nres;
         x->rd_count--;
+    }
+    if (!x->rd_count) {
+        rdma_sim_resp_ack_before(s, qp, x->epsn);
     }
     return x->rd_count != 0;
 }
@@ -575,7 +591,20 @@ static void rdma_sim_resp_duplicate(RdmaSimState *s, RdmaSimQp *qp,
      * still sending.  Soft-RoCE's requester stalls for good then (its SQ
      * index falls behind the completed WQEs and, with a one-deep SQ, finds
      * the queue empty when the next WQE is posted).
+     *
+     * Not at all when a READ or atomic came after it: their responses
+     * acknowledge it, and the requester asks for them again too.  An ACK
+     * older than READ responses the requester is taking in makes Soft-RoCE's
+     * completer forget it is inside a READ: the next response fails the
+     * QP (with a kernel warning).
      */
+    for (uint32_t i = 0; i < x->nres; i++) {
+        if (x->res[i].valid &&
+            roce_psn_cmp(x->res[i].first_psn, pkt->psn) > 0) {
+            trace_rdma_sim_dup_unacked(qp->qpn, pkt->psn, x->res[i].first_psn);
+            return;
+        }
+    }
     rdma_sim_resp_ack(s, qp, pkt->psn);
 }
 

@@ -959,6 +959,93 @@ static void test_wire_duplicate_ack(const char *machine)
 }
 
 /*
+ * The next RoCE frame the device sends, the clock stepping 1 ms while there
+ * is none; other frames are skipped.  Returns its length.
+ */
+static ssize_t wire_recv_roce(QSimDev *d, Wire *w, uint8_t *f, size_t size)
+{
+    for (unsigned ms = 0; ms < 1000; ms++) {
+        ssize_t n = recv(w->fd, f, size, 0);
+
+        if (n >= 0 && lduw_be_p(f + 12) == 0x0800) {
+            return n;
+        }
+        if (n < 0) {
+            g_assert_cmpint(errno, ==, EAGAIN);
+            qtest_clock_step(d->qts, 1000 * 1000);
+            qsim_settle(d);
+        }
+    }
+    g_assert_not_reached();
+}
+
+/*
+ * An ACK never overtakes READ responses, nor comes after them for an older
+ * PSN.  Soft-RoCE's completer takes an ACK beyond a READ whose responses
+ * it has not all had for their loss (it asks again), and an older one,
+ * arriving amid the responses, makes it forget it is inside a READ: the
+ * next response fails its QP with a kernel warning.  So a SEND's ACK waits
+ * for the responses to the READ before it (paced: 200 KiB are more than
+ * the port's budget), and a duplicate of a SEND before a READ is not
+ * acknowledged: the READ's responses acknowledge it, and a requester that
+ * sends it again sends the READ again too.  A duplicate with no READ after
+ * it is acknowledged.
+ */
+static void test_wire_ack_after_read(const char *machine)
+{
+    const uint32_t pkts = 200, len = pkts * 1024;
+    uint8_t f[2048];
+    int rcvbuf = 1 << 20;
+    QSimEndpoint ep;
+    QSimMr mr;
+    Wire w;
+    QSimDev *d = wire_rc_connect(machine, &w, false, &ep, &mr, len + 128);
+
+    g_assert_cmpint(setsockopt(w.fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
+                               sizeof(rcvbuf)), ==, 0);
+    qsim_fill_pattern(d, mr.addr, len, 5);
+    for (unsigned i = 0; i < 2; i++) {
+        struct rsim_sge sge = qsim_sge(&mr, len + i * 64, 64);
+
+        qsim_post_recv(d, &ep.qp.rq, 0x50 + i, &sge);
+    }
+    wire_send_send(&w, ep.qp.qpn, 0);
+    g_assert_cmpuint(wire_recv_ack(d, &w), ==, 0);
+
+    /* READ at PSN 1 (200 packets), SEND at 201 */
+    wire_send_read(&w, ep.qp.qpn, 1, mr.addr, mr.rkey, len);
+    wire_send_send(&w, ep.qp.qpn, 1 + pkts);
+    for (uint32_t i = 0; i < pkts; i++) {
+        uint32_t hdr;
+
+        g_assert_cmpint(wire_recv_roce(d, &w, f, sizeof(f)), ==,
+                        14 + 20 + 8 + 12 + (i && i < pkts - 1 ? 0 : 4) +
+                        1024 + 4);
+        g_assert_cmphex(f[42], ==, !i ? 0x0d : i == pkts - 1 ? 0x0f : 0x0e);
+        g_assert_cmpuint(ldl_be_p(f + 50) & 0xffffff, ==, 1 + i);
+        hdr = 14 + 20 + 8 + 12 + (f[42] == 0x0e ? 0 : 4);
+        g_assert_cmphex(f[hdr + 7], ==, qsim_pattern_byte(5, i * 1024 + 7));
+    }
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_READ_RESP_WAITS), >=, 1);
+    g_assert_cmpuint(wire_recv_ack(d, &w), ==, 1 + pkts);
+    qsim_cq_expect(d, &ep.rcq, 0x50, RSIM_WC_SUCCESS, RSIM_WC_RECV, 4,
+                   ep.qp.qpn);
+    qsim_cq_expect(d, &ep.rcq, 0x51, RSIM_WC_SUCCESS, RSIM_WC_RECV, 4,
+                   ep.qp.qpn);
+
+    /* the SEND before the READ again: silence; the one after: its ACK */
+    wire_send_send(&w, ep.qp.qpn, 0);
+    stat_wait(d, RSIM_STAT_DUP_REQ, 1);
+    wire_send_send(&w, ep.qp.qpn, 1 + pkts);
+    g_assert_cmpuint(wire_recv_ack(d, &w), ==, 1 + pkts);
+    qsim_settle(d);
+    g_assert_cmpint(recv(w.fd, f, sizeof(f), 0), <, 0);
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_DUP_REQ), ==, 2);
+    qsim_cq_expect_empty(d, &ep.rcq);
+    wire_stop(d, &w);
+}
+
+/*
  * A READ request for more than IBTA's largest message (2^31 bytes): one
  * 74-byte frame must not make the device send 4 GiB.  NAKed as an invalid
  * request (before the MR is even looked at), the QP goes to ERR.
@@ -1375,6 +1462,7 @@ static const QSimTest tests[] = {
     { "wire/tx-burst", test_wire_tx_burst, QSIM_ONCE },
     { "wire/tx-burst-dgram", test_wire_tx_burst_dgram, QSIM_ONCE },
     { "wire/duplicate-ack", test_wire_duplicate_ack, QSIM_ONCE },
+    { "wire/ack-after-read", test_wire_ack_after_read, QSIM_ONCE },
     { "wire/read-too-long", test_wire_read_too_long, QSIM_ONCE },
     { "wire/read-shares-turn", test_wire_read_shares_turn, QSIM_ONCE },
     { "wire/read-paced", test_wire_read_paced, QSIM_ONCE },
