@@ -148,7 +148,7 @@ export QEMU_BINARY    := $(QEMU_BIN)
 export QEMU_BUILD
 export QEMU_VERSION
 
-.PHONY: all demo bench deps driver lint cycles qemu qemu-all qemu-locked qemu-compile qemu-compile-locked qemu-source qemu-tree qemu-configure qtest vmtest smoke check clean distclean help \
+.PHONY: all demo bench deps driver lint cycles unit qemu qemu-all qemu-locked qemu-compile qemu-compile-locked qemu-source qemu-tree qemu-configure qtest vmtest smoke check clean distclean help \
 	qemu-fuzz qemu-fuzz-locked qemu-cov qemu-cov-locked qemu-plain qemu-plain-locked fuzz fuzz-coverage
 
 all: qemu
@@ -268,6 +268,10 @@ fuzz: qemu-fuzz
 fuzz-coverage: qemu-cov
 	$(REPO)/scripts/fuzz.sh coverage $(FUZZ_TARGET)
 
+# The device core's unit tests, built plain (glib, zlib; no QEMU): seconds
+unit:
+	$(REPO)/scripts/check.sh unit
+
 smoke: qemu $(SAN_PREREQS)
 	$(REPO)/scripts/check.sh smoke
 
@@ -317,8 +321,8 @@ help:
 	@echo "make bench      rdma-sim vs Soft-RoCE in TCG guest pairs (table, JSON, plot in build/bench/)"
 	@echo "make qemu-plain build/qemu-plain-build: rdma-sim in QEMU without patches/qemu (for make bench)"
 	@echo "make qemu-all   build QEMU $(QEMU_VERSIONS) with rdma-sim, each in build/qemu-VERSION-build"
-	@echo "make check      all test suites (smoke, qtest, vmtest, fuzz, sanitize, dkms; deb12: QEMU $(GEN_OLDEST_QEMU) (the sanitized fuzzing build) + Linux $(GEN_OLDEST_KERNEL); deb13: QEMU $(GEN_MIDDLE_QEMU) + Linux $(GEN_MIDDLE_KERNEL): smoke, qtest, two VM tests; CHECK_MIDDLE=compile: rdma-sim only compiled against QEMU $(GEN_MIDDLE_QEMU))"
-	@echo "make smoke|qtest|vmtest   run one suite"
+	@echo "make check      all test suites (unit, smoke, qtest, vmtest, fuzz, sanitize, dkms; deb12: QEMU $(GEN_OLDEST_QEMU) (the sanitized fuzzing build) + Linux $(GEN_OLDEST_KERNEL); deb13: QEMU $(GEN_MIDDLE_QEMU) + Linux $(GEN_MIDDLE_KERNEL): smoke, qtest, two VM tests; CHECK_MIDDLE=compile: rdma-sim only compiled against QEMU $(GEN_MIDDLE_QEMU))"
+	@echo "make unit|smoke|qtest|vmtest   run one suite (unit: the device core's unit tests, without QEMU)"
 	@echo "make fuzz       the fuzz targets, FUZZ_TIME s each (FUZZ_TARGET=one of them)"
 	@echo "make fuzz-coverage        line coverage of hw/rdma-sim by the fuzz corpora"
 	@echo "make lint       kernel checkpatch (driver), QEMU checkpatch (device, qtests), shellcheck"

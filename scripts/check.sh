@@ -259,50 +259,91 @@ suite_qtest() {
             timeout -k 10 "$QTEST_TIMEOUT" "./tests/qtest/$t" --tap -k) \
             < /dev/null > "$log" 2>&1 || rc=$?
 
-        local plan=0 results=0 nfail=0 line name
-        while IFS= read -r line; do
-            if [[ $line =~ ^1\.\.([0-9]+) ]]; then
-                plan=${BASH_REMATCH[1]}
-            elif [[ $line =~ ^(not\ )?ok\ +[0-9]+\ *(-\ *)?(.*)$ ]]; then
-                results=$((results + 1))
-                name=${BASH_REMATCH[3]}
-                local directive=""
-                if [[ $name =~ ^(.*[^[:space:]])?[[:space:]]*#[[:space:]]*(SKIP|TODO)(.*)$ ]]; then
-                    directive="${BASH_REMATCH[2]}${BASH_REMATCH[3]}"
-                    name=${BASH_REMATCH[1]}
-                fi
-                name="${PFX}qtest/$t:${name:-#$results}"
-                if [ -n "$directive" ]; then
-                    skip "$name" "$directive"
-                elif [[ $line == ok* ]]; then
-                    pass "$name"
-                else
-                    nfail=$((nfail + 1))
-                    fail "$name"
-                fi
-            fi
-        done < "$log"
+        tap_results "${PFX}qtest/$t" "$log" "$rc" "$QTEST_TIMEOUT"
+    done
+}
 
-        # The program itself: a timeout, crash or unexplained exit status is
-        # one more failure. Show the log once if anything failed.
-        local why=""
-        if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-            why="timed out after ${QTEST_TIMEOUT}s"
-        elif [ "$results" -lt "$plan" ]; then
-            why="only $results of $plan results reported, exit status $rc (crash?)"
-        elif [ $rc -ne 0 ] && [ $nfail -eq 0 ]; then
-            why="exit status $rc"
-        elif [ $results -eq 0 ] && ! grep -q '^1\.\.0' "$log"; then
-            why="no TAP results"
+# tap_results NAME LOG RC TIMEOUT: each TAP result in LOG (of program NAME,
+# which exited with RC) is one test, NAME:result; a timeout, crash or
+# unexplained exit status of the program is one more failure.  The log is
+# shown once if anything failed.
+tap_results() {
+    local prog=$1 log=$2 rc=$3 timeout=$4
+    local plan=0 results=0 nfail=0 line name
+    while IFS= read -r line; do
+        if [[ $line =~ ^1\.\.([0-9]+) ]]; then
+            plan=${BASH_REMATCH[1]}
+        elif [[ $line =~ ^(not\ )?ok\ +[0-9]+\ *(-\ *)?(.*)$ ]]; then
+            results=$((results + 1))
+            name=${BASH_REMATCH[3]}
+            local directive=""
+            if [[ $name =~ ^(.*[^[:space:]])?[[:space:]]*#[[:space:]]*(SKIP|TODO)(.*)$ ]]; then
+                directive="${BASH_REMATCH[2]}${BASH_REMATCH[3]}"
+                name=${BASH_REMATCH[1]}
+            fi
+            name="$prog:${name:-#$results}"
+            if [ -n "$directive" ]; then
+                skip "$name" "$directive"
+            elif [[ $line == ok* ]]; then
+                pass "$name"
+            else
+                nfail=$((nfail + 1))
+                fail "$name"
+            fi
         fi
-        if [ -z "$why" ] && [ -n "$SANITIZED" ] && why=$(sanitizer_report "$log"); then
-            why="sanitizer: $why"
+    done < "$log"
+
+    local why=""
+    if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+        why="timed out after ${timeout}s"
+    elif [ "$results" -lt "$plan" ]; then
+        why="only $results of $plan results reported, exit status $rc (crash?)"
+    elif [ "$rc" -ne 0 ] && [ $nfail -eq 0 ]; then
+        why="exit status $rc"
+    elif [ $results -eq 0 ] && ! grep -q '^1\.\.0' "$log"; then
+        why="no TAP results"
+    fi
+    if [ -z "$why" ] && [ -n "$SANITIZED" ] && why=$(sanitizer_report "$log"); then
+        why="sanitizer: $why"
+    fi
+    if [ -n "$why" ]; then
+        fail "$prog" "$why" "$log"
+    elif [ $nfail -gt 0 ]; then
+        { echo "  | --- last lines of $log:"; tail -n 30 "$log" | sed 's/^/  | /'; } >&2
+    fi
+}
+
+# --- unit ----------------------------------------------------------------------
+# The device core's unit tests: tests/unit/*-test.c, each with the core
+# files its first line "/* core: FILE... */" names, built plain
+# (RDMA_SIM_PLAIN: glib and zlib, no QEMU) with AddressSanitizer and
+# UBSan, and run with --tap.  Seconds: make check's first suite.
+UNIT_CFLAGS="-std=gnu11 -O1 -g -Wall -Wundef -Wmissing-prototypes -Wstrict-prototypes \
+-Wshadow=local -Wvla -Wwrite-strings -Wtype-limits -Wold-style-definition -Werror \
+-fsanitize=address,undefined -fno-sanitize-recover=undefined -DRDMA_SIM_PLAIN"
+suite_unit() {
+    shopt -s nullglob
+    local srcs=("$REPO"/tests/unit/*-test.c)
+    shopt -u nullglob
+    [ ${#srcs[@]} -gt 0 ] || { cannot_run unit "no tests/unit/*-test.c"; return 0; }
+    mkdir -p "$LOGS/unit" "$BUILD/unit"
+    local s t core f flags libs
+    read -ra flags <<< "$UNIT_CFLAGS"
+    [ "$(uname -m)" != x86_64 ] || flags+=(-DHOST_X86_64)
+    read -ra libs <<< "$(pkg-config --cflags --libs glib-2.0 zlib)"
+    for s in "${srcs[@]}"; do
+        t=$(basename "$s" .c)
+        local log=$LOGS/unit/$t.log blog=$LOGS/unit/$t.build.log rc=0 files=()
+        read -r core < "$s"
+        core=${core#/\* core: }
+        for f in ${core% \*/}; do files+=("$REPO/hw/rdma-sim/$f"); done
+        if ! cc "${flags[@]}" -I"$REPO/hw/rdma-sim" -o "$BUILD/unit/$t" "$s" "${files[@]}" \
+                "${libs[@]}" > "$blog" 2>&1; then
+            fail "unit/$t" "build failed" "$blog"
+            continue
         fi
-        if [ -n "$why" ]; then
-            fail "${PFX}qtest/$t" "$why" "$log"
-        elif [ $nfail -gt 0 ]; then
-            { echo "  | --- last lines of $log:"; tail -n 30 "$log" | sed 's/^/  | /'; } >&2
-        fi
+        timeout -k 10 120 "$BUILD/unit/$t" --tap < /dev/null > "$log" 2>&1 || rc=$?
+        tap_results "unit/$t" "$log" "$rc" 120
     done
 }
 
@@ -558,10 +599,10 @@ suites=("$@")
 run=()
 for s in "${suites[@]}"; do
     case $s in
-        all) if [ "${SANITIZE:-}" = 1 ]; then run+=(smoke qtest fuzz)
-             else run+=(smoke qtest vmtest dkms fuzz sanitize deb12 deb13); fi ;;
-        smoke|qtest|vmtest|fuzz|sanitize|dkms|deb12|deb13) run+=("$s") ;;
-        *) echo "check.sh: unknown suite '$s' (all, smoke, qtest, vmtest, fuzz, sanitize, dkms, deb12, deb13)" >&2; exit 2 ;;
+        all) if [ "${SANITIZE:-}" = 1 ]; then run+=(unit smoke qtest fuzz)
+             else run+=(unit smoke qtest vmtest dkms fuzz sanitize deb12 deb13); fi ;;
+        unit|smoke|qtest|vmtest|fuzz|sanitize|dkms|deb12|deb13) run+=("$s") ;;
+        *) echo "check.sh: unknown suite '$s' (all, unit, smoke, qtest, vmtest, fuzz, sanitize, dkms, deb12, deb13)" >&2; exit 2 ;;
     esac
 done
 if [ "${SANITIZE:-}" = 1 ]; then

@@ -30,7 +30,7 @@ command -v shellcheck >/dev/null || die "shellcheck not found: apt-get install s
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # QEMU-style C (git pathspecs: * also matches /)
-qemu_style=('hw/*.[ch]' 'include/*.h' 'tests/qtest/*.[ch]')
+qemu_style=('hw/*.[ch]' 'include/*.h' 'tests/qtest/*.[ch]' 'tests/unit/*.[ch]')
 
 # files PATHSPEC...: the files of the repository that match.
 files() {
