@@ -21,6 +21,15 @@ gt_fail() {
     exit 1
 }
 
+# gt_has GREP_ARGS...: like grep -q, but reads all its input.  grep -q
+# stops at the first match, and a command still writing into the pipe then
+# dies of SIGPIPE: under pipefail the pipe fails although the line was
+# there (make check, 2026-12-06: t-driver-fatal's dmesg | grep -q; dmesg
+# writes in blocks, and wrote one more after the one with the match).
+gt_has() {
+    grep -c "$@" > /dev/null
+}
+
 # gt_retry SECONDS CMD...: runs CMD until it succeeds, at most SECONDS.
 gt_retry() {
     local limit=$1 end
@@ -271,7 +280,7 @@ gt_unload() {
 
 # gt_port_is STATE: port rsim0/1 is in STATE (ACTIVE, DOWN).
 gt_port_is() {
-    rdma link show rsim0/1 2>/dev/null | grep -q "state $1 "
+    rdma link show rsim0/1 2>/dev/null | gt_has "state $1 "
 }
 
 # gt_net_up ADDR/LEN: brings rsim0's net_device (GT_NETDEV: the one sharing

@@ -12,7 +12,9 @@ vm_check_qemu() {
         fi
         vm_die "QEMU binary '$q' not found or not executable (set $var)"
     fi
-    if ! "$q" -device help 2>/dev/null | grep -q '"virtio-9p-pci"'; then
+    # grep -c reads all of it: grep -q would leave QEMU a SIGPIPE, a
+    # failure under pipefail
+    if ! "$q" -device help 2>/dev/null | grep -c '"virtio-9p-pci"' > /dev/null; then
         vm_die "$q has no virtio-9p (VirtFS): rebuild it with libcap-ng-dev and libattr1-dev installed (run 'make deps')"
     fi
 }

@@ -31,7 +31,7 @@ PY
 out=$(timeout 60 ibv_devinfo -d rsim0 2>&1) || true
 gt_log "ibv_devinfo on the failed device: $(grep -E 'state:' <<<"$out" | xargs)"
 grep -q 'PORT_DOWN' <<<"$out" || gt_fail "port not DOWN on a failed device: $out"
-dmesg | grep -q 'rdma_sim .*device failed' || gt_fail "the driver did not report the failure"
+dmesg | gt_has 'rdma_sim .*device failed' || gt_fail "the driver did not report the failure"
 gt_log "ok: $(dmesg | grep 'rdma_sim .*device failed' | tail -n 1)"
 carrier=$(cat "/sys/class/net/$GT_NETDEV/carrier" 2>/dev/null || echo 0)
 [[ $carrier == 0 ]] || gt_fail "carrier still on after the device failed"

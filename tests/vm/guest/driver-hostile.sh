@@ -35,8 +35,8 @@ netdev_of() {
     local d=(/sys/bus/pci/devices/"$1"/net/*)
     [[ -e ${d[0]} ]] && echo "${d[0]##*/}"
 }
-port_active() { rdma link show "$1/1" 2>/dev/null | grep -q 'state ACTIVE '; }
-listening() { ss -Hltn "sport = :$1" | grep -q .; }
+port_active() { rdma link show "$1/1" 2>/dev/null | gt_has 'state ACTIVE '; }
+listening() { ss -Hltn "sport = :$1" | gt_has .; }
 
 load() {
     local t0=$SECONDS

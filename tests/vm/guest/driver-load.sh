@@ -77,22 +77,22 @@ grep -q 'GID\[ *[0-9]*\]:.*::ffff:10.0.0.1, RoCE v2' /tmp/devinfo.txt ||
 gt_log "ok: RoCE v2 GID for 10.0.0.1"
 
 # RoCE GIDs follow the netdev's addresses (ADD_GID / DEL_GID).
-has_gid() { cat /sys/class/infiniband/rsim0/ports/1/gids/* 2>/dev/null | grep -q ':ffff:0a00:004d$'; }
+has_gid() { cat /sys/class/infiniband/rsim0/ports/1/gids/* 2>/dev/null | gt_has ':ffff:0a00:004d$'; }
 no_gid() { ! has_gid; }
 ip addr add 10.0.0.77/24 dev "$GT_NETDEV"
 gt_retry 5 has_gid || gt_fail "no GID for 10.0.0.77 after adding the address"
 ip addr del 10.0.0.77/24 dev "$GT_NETDEV"
 gt_retry 5 no_gid || gt_fail "the GID of 10.0.0.77 stayed after deleting the address"
-dmesg | grep -q 'GID add failed' && gt_fail "the core logged a failed ADD_GID: $(dmesg | grep 'GID add failed' | head -n 1)"
+dmesg | gt_has 'GID add failed' && gt_fail "the core logged a failed ADD_GID: $(dmesg | grep 'GID add failed' | head -n 1)"
 gt_log "ok: GID of an added address appears, and goes with the address"
 
 # The MAD layer's GSI QP (QP1) exists: registration created it.
-rdma res show qp 2>/dev/null | grep -q 'lqpn 1 ' ||
+rdma res show qp 2>/dev/null | gt_has 'lqpn 1 ' ||
     gt_fail "no GSI QP 1 on rsim0: $(rdma res show qp 2>&1 | tr '\n' ';')"
 gt_log "ok: GSI QP 1 exists"
 # Hardware counters come from QUERY_STATS.
 rdma statistic show link rsim0/1 | gt_save rdma-statistic.txt
-rdma statistic show link rsim0/1 | grep -q 'tx_frames' ||
+rdma statistic show link rsim0/1 | gt_has 'tx_frames' ||
     gt_fail "rdma statistic shows no device counters"
 gt_log "ok: device counters: $(rdma statistic show link rsim0/1 | head -c 200)"
 

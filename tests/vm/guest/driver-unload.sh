@@ -21,7 +21,7 @@ start_holders() {
     gt_wait_listen 18515 30
     gt_log "holders running: $(tail -n 1 /tmp/hold.out); ibv_rc_pingpong server listening"
     gt_log "rdma res: $(rdma res show rsim0)"
-    rdma res show rsim0 | grep -q 'qp [3-9]' || gt_fail "holders own no QP: $(rdma res show rsim0)"
+    rdma res show rsim0 | gt_has 'qp [3-9]' || gt_fail "holders own no QP: $(rdma res show rsim0)"
 }
 
 kill_holders() {
@@ -34,7 +34,7 @@ kill_holders() {
 }
 
 # After the holders died only the kernel's own objects (MAD: 1 QP) remain.
-no_contexts() { rdma res show rsim0 | grep -q ' ctx 0 '; }
+no_contexts() { rdma res show rsim0 | gt_has ' ctx 0 '; }
 wait_objects_gone() {
     gt_retry 5 no_contexts ||
         gt_fail "user objects not destroyed after the holders died: $(rdma res show rsim0)"

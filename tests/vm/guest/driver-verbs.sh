@@ -35,7 +35,7 @@ timeout 120 insmod "$kmod" || rc=$?
 dmesg | grep 'kverbs_test' | gt_save kverbs_test.txt
 dmesg | grep 'kverbs_test'
 ((rc == 0)) || gt_fail "kernel verbs test failed (insmod $rc): $(dmesg | grep 'kverbs_test: FAIL' | head -n 5 | tr '\n' ';')"
-dmesg | grep -q 'kverbs_test: PASS' || gt_fail "kernel verbs test did not report PASS"
+dmesg | gt_has 'kverbs_test: PASS' || gt_fail "kernel verbs test did not report PASS"
 rmmod kverbs_test
 gt_log "ok: kernel verbs test passed"
 

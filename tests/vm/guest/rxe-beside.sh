@@ -80,7 +80,7 @@ ip link set rsimdummy0 up
 ip addr add 192.168.77.1/24 dev rsimdummy0
 rdma link add rxe1 type rxe netdev rsimdummy0 ||
     gt_fail "rdma link add rxe1 on a dummy port failed: $(dmesg | tail -n 3 | tr '\n' ';')"
-rdma link show rxe1/1 | grep -q 'netdev rsimdummy0' || gt_fail "rxe1 is not on rsimdummy0: $(rdma link show)"
+rdma link show rxe1/1 | gt_has 'netdev rsimdummy0' || gt_fail "rxe1 is not on rsimdummy0: $(rdma link show)"
 gt_log "ok: Soft-RoCE device rxe1 on rsimdummy0: $(rdma link show rxe1/1)"
 gt_barrier rxe-loaded
 
@@ -107,7 +107,7 @@ gt_log "ok: ping-pong server: $(grep ' bytes in ' /tmp/pp.out)"
 gt_barrier pingpong-done
 after=$(rdma link show "$GT_DEV/1")
 [[ $after == "$before" ]] || gt_fail "$GT_DEV's port changed: before '$before', after '$after'"
-ibv_devinfo -v -d "$GT_DEV" | grep -q "::ffff:${RSIM_IP%/*}, RoCE v2" ||
+ibv_devinfo -v -d "$GT_DEV" | gt_has "::ffff:${RSIM_IP%/*}, RoCE v2" ||
     gt_fail "$GT_DEV lost its RoCE v2 GID of ${RSIM_IP%/*}: $(ibv_devinfo -v -d "$GT_DEV" | grep GID)"
 gt_check_dmesg
 gt_log "ok: $GT_DEV unchanged with rdma_rxe beside it: $after"
@@ -121,7 +121,7 @@ else
 fi
 gt_unload 60
 gt_load "$RSIM_IP"
-ibv_devinfo -d rsim0 | grep -q 'state:.*PORT_ACTIVE' ||
+ibv_devinfo -d rsim0 | gt_has 'state:.*PORT_ACTIVE' ||
     gt_fail "rsim0 not ACTIVE after reloading rdma_sim: $(ibv_devinfo -d rsim0 2>&1 | tail -n 5 | tr '\n' ';')"
 gt_log "ok: rdma_sim unloaded and loaded again after rdma_rxe's unload; rsim0 ACTIVE"
 bad=$(dmesg | grep -E 'Oops|BUG:|WARNING:|general protection|kernel NULL pointer|refcount_t:|Kernel panic' |

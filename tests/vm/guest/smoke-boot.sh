@@ -18,9 +18,9 @@ gt_log "ok: / is an overlay on the host root (9p)"
 echo "written in the guest" >"$RSIM_REPO/build/.smoke-overlay-$SMOKE_TOKEN"
 gt_log "ok: root is writable (overlay)"
 
-bash -c 'echo "bash $BASH_VERSION"' | grep -q '^bash 5'
+bash -c 'echo "bash $BASH_VERSION"' | gt_has '^bash 5'
 [[ $(python3 -c 'print(6 * 7)') == 42 ]] || gt_fail "python3 does not work"
-ip -br link show lo | grep -q UP || gt_fail "lo is not up"
+ip -br link show lo | gt_has UP || gt_fail "lo is not up"
 gt_log "ok: host tools (bash, python3, ip) work"
 
 [[ -d /lib/modules/$kernel/kernel ]] || gt_fail "no /lib/modules/$kernel"

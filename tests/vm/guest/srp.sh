@@ -99,7 +99,7 @@ target_setup() {
     [[ $(<"$TPG/enable") == 1 ]] || gt_fail "ib_srpt port $tport is not enabled"
     SERVICE_GUID=$(</sys/module/ib_srpt/parameters/srpt_service_guid)
     gt_log "target: ib_srpt port $tport, LUN 0 = /dev/ram0 (${DISK_MB} MiB), RDMA/CM port $SRP_PORT, service GUID $SERVICE_GUID"
-    rdma res show cm_id 2>/dev/null | grep 'comm \[ib_srpt\]' | grep -q "state LISTEN .*:$SRP_PORT" ||
+    rdma res show cm_id 2>/dev/null | grep 'comm \[ib_srpt\]' | gt_has "state LISTEN .*:$SRP_PORT" ||
         gt_fail "ib_srpt does not listen on RDMA/CM port $SRP_PORT: $(rdma res show cm_id 2>&1 | tr '\n' ';')"
 }
 
