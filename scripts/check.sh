@@ -315,9 +315,12 @@ tap_results() {
 
 # --- unit ----------------------------------------------------------------------
 # The device core's unit tests: tests/unit/*-test.c, each with the core
-# files its first line "/* core: FILE... */" names, built plain
-# (RDMA_SIM_PLAIN: glib and zlib, no QEMU) with AddressSanitizer and
-# UBSan, and run with --tap.  Seconds: make check's first suite.
+# files its first comment "/* core: FILE... */" names (core.c: the unit
+# tests' device with the whole core) and the unit tests' host
+# (tests/unit/host.c), built plain (RDMA_SIM_PLAIN: glib and zlib,
+# no QEMU; the trace events as functions that do nothing) with
+# AddressSanitizer and UBSan, and run with --tap.  Seconds: make check's
+# first suite.
 UNIT_CFLAGS="-std=gnu11 -O1 -g -Wall -Wundef -Wmissing-prototypes -Wstrict-prototypes \
 -Wshadow=local -Wvla -Wwrite-strings -Wtype-limits -Wold-style-definition -Werror \
 -fsanitize=address,undefined -fno-sanitize-recover=undefined -DRDMA_SIM_PLAIN"
@@ -326,23 +329,37 @@ suite_unit() {
     local srcs=("$REPO"/tests/unit/*-test.c)
     shopt -u nullglob
     [ ${#srcs[@]} -gt 0 ] || { cannot_run unit "no tests/unit/*-test.c"; return 0; }
-    mkdir -p "$LOGS/unit" "$BUILD/unit"
+    local out=$BUILD/unit inc=$BUILD/unit/include
+    mkdir -p "$LOGS/unit" "$inc/trace" "$inc/hw/rdma-sim"
+    # what the QEMU tree gives the device's files: its shared header as
+    # hw/rdma-sim/, its trace events as trace/trace-hw_rdma_sim.h
+    ln -sf "$REPO/include/rdma-sim/rdma_sim_hw.h" "$inc/hw/rdma-sim/rdma_sim_hw.h"
+    if ! python3 "$REPO/tests/unit/trace-stubs.py" "$REPO/hw/rdma-sim/trace-events" \
+            "$inc/trace/trace-hw_rdma_sim.h" > "$LOGS/unit/trace-stubs.log" 2>&1; then
+        cannot_run unit "trace-stubs.py failed" "$LOGS/unit/trace-stubs.log"
+        return 0
+    fi
     local s t core f flags libs
     read -ra flags <<< "$UNIT_CFLAGS"
     [ "$(uname -m)" != x86_64 ] || flags+=(-DHOST_X86_64)
+    flags+=(-I"$inc" -I"$REPO/hw/rdma-sim" -I"$REPO/tests/unit")
     read -ra libs <<< "$(pkg-config --cflags --libs glib-2.0 zlib)"
     for s in "${srcs[@]}"; do
         t=$(basename "$s" .c)
         local log=$LOGS/unit/$t.log blog=$LOGS/unit/$t.build.log rc=0 files=()
-        read -r core < "$s"
-        core=${core#/\* core: }
-        for f in ${core% \*/}; do files+=("$REPO/hw/rdma-sim/$f"); done
-        if ! cc "${flags[@]}" -I"$REPO/hw/rdma-sim" -o "$BUILD/unit/$t" "$s" "${files[@]}" \
+        # the first comment: "/* core: FILE... */", maybe over several lines
+        core=$(sed -n '0,/\*\//{s|/\*||; s|\*/||; s|^ \*||; s|core:||; p}' "$s")
+        for f in $core; do
+            # core.c: the unit tests' device with the whole core
+            if [ -f "$REPO/tests/unit/$f" ]; then files+=("$REPO/tests/unit/$f")
+            else files+=("$REPO/hw/rdma-sim/$f"); fi
+        done
+        if ! cc "${flags[@]}" -o "$out/$t" "$s" "$REPO/tests/unit/host.c" "${files[@]}" \
                 "${libs[@]}" > "$blog" 2>&1; then
             fail "unit/$t" "build failed" "$blog"
             continue
         fi
-        timeout -k 10 120 "$BUILD/unit/$t" --tap < /dev/null > "$log" 2>&1 || rc=$?
+        timeout -k 10 120 "$out/$t" --tap < /dev/null > "$log" 2>&1 || rc=$?
         tap_results "unit/$t" "$log" "$rc" 120
     done
 }

@@ -9,10 +9,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
-#include "qemu/osdep.h"
-#include "qemu/bswap.h"
-#include "qemu/cutils.h"
-#include "qemu/main-loop.h"
+#include "platform.h"
 #include "rdma-sim.h"
 #include "transport.h"
 #include "trace.h"
@@ -111,7 +108,7 @@ static enum rsim_status rdma_sim_cmd_nop(RdmaSimState *s, RdmaSimCmd *c)
 /* Node GUID: the port MAC as an EUI-64 (0xfffe inserted, U/L flipped). */
 static uint64_t rdma_sim_node_guid(RdmaSimState *s)
 {
-    const uint8_t *m = s->conf.macaddr.a;
+    const uint8_t *m = s->perm_mac;
 
     return (uint64_t)(m[0] ^ 2) << 56 | (uint64_t)m[1] << 48 |
            (uint64_t)m[2] << 40 | 0xfffeull << 24 | (uint64_t)m[3] << 16 |
@@ -319,8 +316,8 @@ static enum rsim_status rdma_sim_cmd_create_ethq(RdmaSimState *s, RdmaSimCmd *c)
     q->addr = addr;
     q->depth = depth;
     eq->refs++;
-    if (p->kind == RSIM_ETHQ_RX && s->nic) {
-        qemu_flush_queued_packets(qemu_get_queue(s->nic));
+    if (p->kind == RSIM_ETHQ_RX) {
+        rdma_sim_net_rx_ready(s);
     }
     return RSIM_STS_OK;
 }
@@ -1301,7 +1298,7 @@ static void rdma_sim_admin_bh(void *opaque)
     bool posted = false;
 
     /* a stopped VM's device waits: rdma_sim_vm_state_change() */
-    if (!runstate_is_running()) {
+    if (!rdma_sim_vm_running()) {
         return;
     }
     rdma_sim_transport_run(s);
@@ -1363,6 +1360,70 @@ void rdma_sim_admin_kick(RdmaSimState *s)
 
 void rdma_sim_admin_init(RdmaSimState *s)
 {
-    s->admin_bh = qemu_bh_new_guarded(rdma_sim_admin_bh, s,
-                                      &DEVICE(s)->mem_reentrancy_guard);
+    s->admin_bh = rdma_sim_bh_new(s, rdma_sim_admin_bh);
+}
+
+/*
+ * The object tables, sized by the properties: allocated once, emptied by
+ * every reset (each object destroyed through its owner), freed with the
+ * device.
+ */
+void rdma_sim_objects_init(RdmaSimState *s)
+{
+    const RdmaSimProps *p = &s->props;
+
+    s->pds = g_new0(RdmaSimPd, p->max_pd);
+    s->mrs = g_new0(RdmaSimMr, p->max_mr);
+    s->ahs = g_new0(RdmaSimAh, p->max_ah);
+    s->gids = g_new0(RdmaSimGid, p->max_gid);
+    s->eqs = g_new0(RdmaSimEq, p->msix_vectors - 1);
+    s->cqs = g_new0(RdmaSimCq *, p->max_cq);
+    s->srqs = g_new0(RdmaSimSrq *, p->max_srq);
+    s->qps = g_new0(RdmaSimQp *, p->max_qp);
+    for (uint32_t i = 0; i < p->msix_vectors - 1; i++) {
+        QTAILQ_INIT(&s->eqs[i].waiting);
+    }
+}
+
+void rdma_sim_objects_reset(RdmaSimState *s)
+{
+    uint32_t i;
+
+    for (i = 0; i < s->props.max_qp; i++) {
+        if (s->qps[i]) {
+            rdma_sim_qp_destroy(s, s->qps[i]);
+        }
+    }
+    for (i = 0; i < s->props.max_srq; i++) {
+        if (s->srqs[i]) {
+            rdma_sim_srq_destroy(s, s->srqs[i]);
+        }
+    }
+    for (i = 0; i < s->props.max_cq; i++) {
+        if (s->cqs[i]) {
+            s->cqs[i]->refs = 0;
+            rdma_sim_cq_destroy(s, s->cqs[i]);
+        }
+    }
+    for (i = 0; i < s->props.msix_vectors - 1; i++) {
+        rdma_sim_eq_reset(s, &s->eqs[i]);
+    }
+    rdma_sim_mr_reset(s);
+    memset(s->pds, 0, sizeof(*s->pds) * s->props.max_pd);
+    memset(s->ahs, 0, sizeof(*s->ahs) * s->props.max_ah);
+    memset(s->gids, 0, sizeof(*s->gids) * s->props.max_gid);
+    memset(s->ethq, 0, sizeof(s->ethq));
+    memset(s->stats, 0, sizeof(s->stats));
+}
+
+void rdma_sim_objects_free(RdmaSimState *s)
+{
+    g_free(s->pds);
+    g_free(s->mrs);
+    g_free(s->ahs);
+    g_free(s->gids);
+    g_free(s->eqs);
+    g_free(s->cqs);
+    g_free(s->srqs);
+    g_free(s->qps);
 }

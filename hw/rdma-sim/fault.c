@@ -14,8 +14,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
-#include "qemu/osdep.h"
-#include "qemu/bswap.h"
+#include "platform.h"
 #include "rdma-sim.h"
 #include "trace.h"
 

@@ -18,20 +18,8 @@
 #include "net/eth.h"
 #include "qemu/main-loop.h"
 #include "rdma-sim.h"
+#include "xport.h"
 #include "trace.h"
-
-/* Largest IB MTU that fits the Ethernet MTU with RoCEv2 headers. */
-uint8_t rdma_sim_active_mtu(uint32_t eth_mtu)
-{
-    uint32_t room = eth_mtu > RSIM_ROCE_OVERHEAD ?
-                    eth_mtu - RSIM_ROCE_OVERHEAD : 0;
-    uint8_t mtu = RSIM_MTU_256;
-
-    while (mtu < RSIM_MTU_4096 && (256u << mtu) <= room) {
-        mtu++;
-    }
-    return mtu;
-}
 
 /*
  * Report the port state to the driver: on every change, and when the
@@ -244,18 +232,6 @@ static bool rdma_sim_can_receive(NetClientState *nc)
  * Queue a copy of a frame for the bottom half to receive, if q holds fewer
  * than max frames.
  */
-bool rdma_sim_frame_queue(RdmaSimState *s, GQueue *q, unsigned max,
-                          const uint8_t *data, size_t len)
-{
-    if (g_queue_get_length(q) >= max) {
-        return false;
-    }
-    g_queue_push_tail(q, g_byte_array_append(g_byte_array_sized_new(len),
-                                             data, len));
-    qemu_bh_schedule(s->xport_bh);
-    return true;
-}
-
 /*
  * A frame the NIC delivered while the device itself was busy (a hub or a
  * filter hands frames over synchronously, in the middle of a packet the
@@ -300,6 +276,13 @@ static ssize_t rdma_sim_receive(NetClientState *nc, const uint8_t *buf,
  * s->roce_rx, takes RoCEv2 frames for the port's addresses) or the
  * Ethernet RX ring.
  */
+void rdma_sim_net_rx_ready(RdmaSimState *s)
+{
+    if (s->nic) {
+        qemu_flush_queued_packets(qemu_get_queue(s->nic));
+    }
+}
+
 void rdma_sim_net_rx_frame(RdmaSimState *s, const uint8_t *buf, size_t size)
 {
     s->stats[RSIM_STAT_RX_FRAMES]++;

@@ -1,12 +1,13 @@
 /*
- * rdma-sim: what the device needs of its host, as QEMU gives it - DMA to
- * and from guest memory, MSI-X interrupts, the guest error log
+ * rdma-sim: the platform interface's services as QEMU gives them - DMA to
+ * and from guest memory, MSI-X interrupts, the guest error log, the
+ * device's bottom halves, the VM's run state
  *
  * The ground floor of the device: every other file may call these, and
  * they call nothing of the device's but its status (a device stopped by a
- * fatal error does no more DMA).  The device core's platform interface
- * (issue 32) will put them behind one header, for QEMU and for a host
- * outside QEMU.
+ * fatal error does no more DMA).  The device core's unit tests implement
+ * the same functions without QEMU (tests/unit/host.c); platform.h says
+ * what else the core takes from its host.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -61,17 +62,6 @@ void rdma_sim_guest_error(RdmaSimState *s, const char *what, const char *fmt,
     }
 }
 
-bool rdma_sim_stopped(RdmaSimState *s)
-{
-    return FIELD_EX32(s->dev_status, RSIM_DEV_STATUS, FATAL);
-}
-
-bool rdma_sim_ready(RdmaSimState *s)
-{
-    return FIELD_EX32(s->dev_status, RSIM_DEV_STATUS, READY) &&
-           !FIELD_EX32(s->dev_status, RSIM_DEV_STATUS, FATAL);
-}
-
 void rdma_sim_msix_notify(RdmaSimState *s, unsigned vector)
 {
     PCIDevice *pci = PCI_DEVICE(s);
@@ -114,4 +104,26 @@ MemTxResult rdma_sim_dma_write(RdmaSimState *s, dma_addr_t addr,
     /* pci_dma_write() drops the const the same way: nothing writes buf */
     return rdma_sim_dma_rw(s, addr, (void *)buf, len,
                            DMA_DIRECTION_FROM_DEVICE);
+}
+
+QEMUBH *rdma_sim_bh_new(RdmaSimState *s, QEMUBHFunc *cb)
+{
+    /* an MMIO access by the device's own DMA does not re-enter it */
+    return qemu_bh_new_guarded(cb, s, &DEVICE(s)->mem_reentrancy_guard);
+}
+
+bool rdma_sim_vm_running(void)
+{
+    return runstate_is_running();
+}
+
+void rdma_sim_log(const char *fmt, ...)
+{
+    g_autofree char *msg = NULL;
+    va_list ap;
+
+    va_start(ap, fmt);
+    msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    qemu_log_mask(LOG_GUEST_ERROR, "%s", msg);
 }

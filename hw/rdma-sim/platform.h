@@ -26,6 +26,35 @@
 
 #include "qemu/osdep.h"
 #include "qemu/bswap.h"
+#include "qemu/cutils.h"
+#include "qemu/main-loop.h"
+#include "qemu/queue.h"
+#include "qemu/timer.h"
+#include "qemu/units.h"
+#include "qemu-compat.h"
+#include "net/net.h"
+#include "qom/object.h"
+
+/*
+ * The device as a QEMU object: its PCI function, BARs and NIC come first
+ * in its state (rdma-sim.c, net.c and migration.c use them; the core does
+ * not).
+ */
+#define TYPE_RDMA_SIM "rdma-sim"
+OBJECT_DECLARE_SIMPLE_TYPE(RdmaSimState, RDMA_SIM)
+#define RDMA_SIM_HOST_STATE     \
+    PCIDevice parent_obj;       \
+    MemoryRegion regs_mr;       \
+    MemoryRegion db_mr;         \
+    MemoryRegion msix_mr;       \
+    NICState *nic;              \
+    NICConf conf;               \
+    VMChangeStateEntry *vm_state;
+
+/* What the QEMU glue's files give one another */
+extern const VMStateDescription vmstate_rdma_sim;          /* migration.c */
+void rdma_sim_introspect_class_init(ObjectClass *klass);   /* introspect.c */
+void rdma_sim_net_init(RdmaSimState *s, Error **errp);     /* net.c */
 
 #else /* RDMA_SIM_PLAIN */
 
@@ -99,6 +128,175 @@ static inline void stq_be_p(void *p, uint64_t v)
     v = GUINT64_TO_BE(v);
     memcpy(p, &v, sizeof(v));
 }
+
+static inline int ldn_le_p(const void *p, int n)
+{
+    uint32_t v = 0;
+
+    memcpy(&v, p, n);
+    return GUINT32_FROM_LE(v);
+}
+
+static inline void stn_le_p(void *p, int n, uint64_t v)
+{
+    uint64_t le = GUINT64_TO_LE(v);
+
+    memcpy(p, &le, n);
+}
+
+#define cpu_to_le16(v)          GUINT16_TO_LE(v)
+#define cpu_to_le32(v)          GUINT32_TO_LE(v)
+#define cpu_to_le64(v)          GUINT64_TO_LE(v)
+#define le16_to_cpu(v)          GUINT16_FROM_LE(v)
+#define le32_to_cpu(v)          GUINT32_FROM_LE(v)
+#define le64_to_cpu(v)          GUINT64_FROM_LE(v)
+
+#define KiB                     (INT64_C(1) << 10)
+#define MiB                     (INT64_C(1) << 20)
+#define GiB                     (INT64_C(1) << 30)
+#define ARRAY_SIZE(a)           G_N_ELEMENTS(a)
+#define ROUND_UP(n, d)          (DIV_ROUND_UP(n, d) * (d))
+#define QEMU_IS_ALIGNED(n, m)   (((n) % (m)) == 0)
+#define QEMU_ALIGNED(x)         __attribute__((aligned(x)))
+
+#define sizeof_field(type, field) sizeof(((type *)0)->field)
+/*
+ * Ordering of the device's accesses to guest memory, as in QEMU: a ring's
+ * index is read before its elements (acquire), elements are written
+ * before the index that publishes them (release)
+ */
+#define smp_rmb()   __atomic_thread_fence(__ATOMIC_ACQUIRE) /* index first */
+#define smp_wmb()   __atomic_thread_fence(__ATOMIC_RELEASE) /* index last */
+
+/* a * b / c, rounded down and up, without overflow */
+static inline uint64_t muldiv64(uint64_t a, uint32_t b, uint32_t c)
+{
+    return (unsigned __int128)a * b / c;
+}
+
+static inline uint64_t muldiv64_round_up(uint64_t a, uint32_t b, uint32_t c)
+{
+    return ((unsigned __int128)a * b + c - 1) / c;
+}
+
+static inline bool is_power_of_2(uint64_t v)
+{
+    return v && !(v & (v - 1));
+}
+
+static inline uint64_t pow2ceil(uint64_t v)
+{
+    uint64_t p = 1;
+
+    while (p && p < v) {
+        p <<= 1;
+    }
+    return p;
+}
+
+static inline bool buffer_is_zero(const void *buf, size_t len)
+{
+    const uint8_t *p = buf;
+
+    for (size_t i = 0; i < len; i++) {
+        if (p[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/*
+ * Register fields, spelled as QEMU's registerfields.h spells them: the
+ * shared header defines REG32() and FIELD() with GENMASK(), as for Linux
+ */
+#define GENMASK(h, l)           ((~0u >> (31 - (h))) & (~0u << (l)))
+#define FIELD_EX32(v, reg, field)                                       \
+    (((uint32_t)(v) >> R_ ## reg ## _ ## field ## _SHIFT) &             \
+     (~0u >> (32 - R_ ## reg ## _ ## field ## _LENGTH)))
+#define FIELD_DP32(v, reg, field, val)                                  \
+    (((uint32_t)(v) & ~(uint32_t)R_ ## reg ## _ ## field ## _MASK) |    \
+     (((uint32_t)(val) << R_ ## reg ## _ ## field ## _SHIFT) &          \
+      (uint32_t)R_ ## reg ## _ ## field ## _MASK))
+
+/* Guest memory as the device's DMA sees it */
+typedef uint64_t dma_addr_t;
+typedef enum DMADirection {
+    DMA_DIRECTION_TO_DEVICE = 0,
+    DMA_DIRECTION_FROM_DEVICE = 1,
+} DMADirection;
+typedef uint32_t MemTxResult;
+#define MEMTX_OK                0
+#define MEMTX_ERROR             (1U << 0)
+#define MEMTX_DECODE_ERROR      (1U << 1)
+
+/*
+ * Timers on the virtual clock (which stands while the VM is stopped) and
+ * deferred work (a bottom half: run soon, from the main loop, once however
+ * often scheduled): the unit tests' host runs both when a test says.
+ */
+#define SCALE_MS                1000000
+#define SCALE_US                1000
+#define SCALE_NS                1
+typedef enum QEMUClockType {
+    QEMU_CLOCK_VIRTUAL = 1,
+} QEMUClockType;
+typedef struct QEMUTimer QEMUTimer;
+typedef void QEMUTimerCB(void *opaque);
+QEMUTimer *timer_new_ns(QEMUClockType type, QEMUTimerCB *cb, void *opaque);
+void timer_mod(QEMUTimer *t, int64_t expire_ns);
+void timer_mod_anticipate(QEMUTimer *t, int64_t expire_ns);
+void timer_del(QEMUTimer *t);
+void timer_free(QEMUTimer *t);
+bool timer_pending(QEMUTimer *t);
+int64_t timer_expire_time_ns(QEMUTimer *t);
+int64_t qemu_clock_get_ns(QEMUClockType type);
+typedef struct QEMUBH QEMUBH;
+typedef void QEMUBHFunc(void *opaque);
+void qemu_bh_schedule(QEMUBH *bh);
+void qemu_bh_cancel(QEMUBH *bh);
+void qemu_bh_delete(QEMUBH *bh);
+
+/* Lists (the tail queue of BSD's queue.h, with QEMU's names) */
+#define QTAILQ_HEAD(name, type)                                         \
+    struct name { struct type *first; struct type **last_next; }
+#define QTAILQ_ENTRY(type)                                              \
+    struct { struct type *next; struct type **prev_next; }
+#define QTAILQ_INIT(head)                                               \
+    do {                                                                \
+        (head)->first = NULL;                                           \
+        (head)->last_next = &(head)->first;                             \
+    } while (0)
+#define QTAILQ_EMPTY(head)      ((head)->first == NULL)
+#define QTAILQ_FIRST(head)      ((head)->first)
+#define QTAILQ_NEXT(elm, field) ((elm)->field.next)
+#define QTAILQ_INSERT_TAIL(head, elm, field)                            \
+    do {                                                                \
+        (elm)->field.next = NULL;                                       \
+        (elm)->field.prev_next = (head)->last_next;                     \
+        *(head)->last_next = (elm);                                     \
+        (head)->last_next = &(elm)->field.next;                         \
+    } while (0)
+#define QTAILQ_REMOVE(head, elm, field)                                 \
+    do {                                                                \
+        if ((elm)->field.next) {                                        \
+            (elm)->field.next->field.prev_next = (elm)->field.prev_next; \
+        } else {                                                        \
+            (head)->last_next = (elm)->field.prev_next;                 \
+        }                                                               \
+        *(elm)->field.prev_next = (elm)->field.next;                    \
+        (elm)->field.prev_next = NULL;                                  \
+    } while (0)
+#define QTAILQ_FOREACH(var, head, field)                                \
+    for ((var) = (head)->first; (var); (var) = (var)->field.next)
+#define QTAILQ_FOREACH_SAFE(var, head, field, next_var)                 \
+    for ((var) = (head)->first;                                         \
+         (var) && ((next_var) = (var)->field.next, 1);                  \
+         (var) = (next_var))
+
+/* The device's state holds no host object: the host keeps its own */
+#define RDMA_SIM_HOST_STATE     \
+    void *host;
 
 #endif /* RDMA_SIM_PLAIN */
 

@@ -1,5 +1,6 @@
 /*
- * rdma-sim: rings in guest memory, completions and event queues
+ * rdma-sim: rings in guest memory, completions and event queues; the
+ * engine's queues of frames to receive
  *
  * Work and completion queues use the Soft-RoCE ring layout (datasheet
  * section 7).  Their page list is resolved once when the ring is created;
@@ -8,10 +9,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
-#include "qemu/osdep.h"
-#include "qemu/atomic.h"
-#include "qemu/bswap.h"
-#include "qemu/log.h"
+#include "platform.h"
 #include "rdma-sim.h"
 #include "trace.h"
 
@@ -326,9 +324,8 @@ void rdma_sim_set_fatal(RdmaSimState *s, enum rsim_fatal_reason reason)
         return;
     }
     trace_rdma_sim_fatal(reason);
-    qemu_log_mask(LOG_GUEST_ERROR,
-                  "rdma-sim: device fatal error (reason %u); "
-                  "the driver must reset the device\n", reason);
+    rdma_sim_log("rdma-sim: device fatal error (reason %u); "
+                 "the driver must reset the device\n", reason);
     if (reason != RSIM_FATAL_AEQ_DMA) {
         rdma_sim_aeq_post(s, RSIM_EV_DEVICE_FATAL, 0, reason);
     }
@@ -587,4 +584,20 @@ void rdma_sim_cq_destroy(RdmaSimState *s, RdmaSimCq *cq)
     s->cqs[cq->cqn] = NULL;
     rdma_sim_ring_free(s, &cq->ring);
     g_free(cq);
+}
+
+/*
+ * Frames for the engine's bottom half (looped back, or delivered while the
+ * device was busy), each queue bounded by its max.
+ */
+bool rdma_sim_frame_queue(RdmaSimState *s, GQueue *q, unsigned max,
+                          const uint8_t *data, size_t len)
+{
+    if (g_queue_get_length(q) >= max) {
+        return false;
+    }
+    g_queue_push_tail(q, g_byte_array_append(g_byte_array_sized_new(len),
+                                             data, len));
+    qemu_bh_schedule(s->xport_bh);
+    return true;
 }

@@ -23,34 +23,8 @@
 /* Destroy every object and return to the power-on register state. */
 void rdma_sim_reset_state(RdmaSimState *s)
 {
-    uint32_t i;
-
     trace_rdma_sim_reset();
-    for (i = 0; i < s->props.max_qp; i++) {
-        if (s->qps[i]) {
-            rdma_sim_qp_destroy(s, s->qps[i]);
-        }
-    }
-    for (i = 0; i < s->props.max_srq; i++) {
-        if (s->srqs[i]) {
-            rdma_sim_srq_destroy(s, s->srqs[i]);
-        }
-    }
-    for (i = 0; i < s->props.max_cq; i++) {
-        if (s->cqs[i]) {
-            s->cqs[i]->refs = 0;
-            rdma_sim_cq_destroy(s, s->cqs[i]);
-        }
-    }
-    for (i = 0; i < s->props.msix_vectors - 1; i++) {
-        rdma_sim_eq_reset(s, &s->eqs[i]);
-    }
-    rdma_sim_mr_reset(s);
-    memset(s->pds, 0, sizeof(*s->pds) * s->props.max_pd);
-    memset(s->ahs, 0, sizeof(*s->ahs) * s->props.max_ah);
-    memset(s->gids, 0, sizeof(*s->gids) * s->props.max_gid);
-    memset(s->ethq, 0, sizeof(s->ethq));
-    memset(s->stats, 0, sizeof(s->stats));
+    rdma_sim_objects_reset(s);
     rdma_sim_transport_reset(s);
     rdma_sim_net_reset(s);
 
@@ -66,6 +40,7 @@ void rdma_sim_reset_state(RdmaSimState *s)
     s->acq_phase = s->aeq_phase = true;
     s->next_qpn = 2;
     s->eth_mtu = 1500;
+    memcpy(s->perm_mac, s->conf.macaddr.a, sizeof(s->perm_mac));
     memcpy(s->mac, s->conf.macaddr.a, sizeof(s->mac));
     s->port_active = false;
 }
@@ -552,23 +527,6 @@ static const MemoryRegionOps rdma_sim_db_ops = {
     },
 };
 
-static void rdma_sim_init_tables(RdmaSimState *s)
-{
-    const RdmaSimProps *p = &s->props;
-
-    s->pds = g_new0(RdmaSimPd, p->max_pd);
-    s->mrs = g_new0(RdmaSimMr, p->max_mr);
-    s->ahs = g_new0(RdmaSimAh, p->max_ah);
-    s->gids = g_new0(RdmaSimGid, p->max_gid);
-    s->eqs = g_new0(RdmaSimEq, p->msix_vectors - 1);
-    s->cqs = g_new0(RdmaSimCq *, p->max_cq);
-    s->srqs = g_new0(RdmaSimSrq *, p->max_srq);
-    s->qps = g_new0(RdmaSimQp *, p->max_qp);
-    for (uint32_t i = 0; i < p->msix_vectors - 1; i++) {
-        QTAILQ_INIT(&s->eqs[i].waiting);
-    }
-}
-
 /*
  * While the VM is stopped the device does nothing: its bottom halves wait
  * (timers wait with the virtual clock, the netdev delivers no frames), so
@@ -618,7 +576,7 @@ static void rdma_sim_realize(PCIDevice *pci, Error **errp)
         msix_vector_use(pci, i);
     }
 
-    rdma_sim_init_tables(s);
+    rdma_sim_objects_init(s);
     rdma_sim_admin_init(s);
     rdma_sim_transport_init(s);
     rdma_sim_net_init(s, errp);
@@ -637,14 +595,7 @@ static void rdma_sim_exit(PCIDevice *pci)
     rdma_sim_transport_cleanup(s);
     qemu_bh_delete(s->admin_bh);
     msix_uninit_exclusive_bar(pci);
-    g_free(s->pds);
-    g_free(s->mrs);
-    g_free(s->ahs);
-    g_free(s->gids);
-    g_free(s->eqs);
-    g_free(s->cqs);
-    g_free(s->srqs);
-    g_free(s->qps);
+    rdma_sim_objects_free(s);
 }
 
 static void rdma_sim_qdev_reset(DeviceState *dev)

@@ -5,9 +5,12 @@
  * include/rdma-sim/rdma_sim_hw.h and docs/datasheet.md; this header holds
  * only the emulation's own state and the interfaces between its files:
  *
+ *   platform.h  what the core takes from its host: QEMU, or the unit
+ *               tests' host (tests/unit/host.c) when built plain
+ *   status.h    ready / stopped, from DEV_STATUS
  *   qemu-compat.h  what differs between the QEMU versions (7.2 to 11.x)
  *   rdma-sim.c  PCI function, BAR0 registers, doorbells, reset, properties
- *   platform.c  DMA, MSI-X and the guest error log, from QEMU
+ *   platform.c  DMA, MSI-X, the guest error log, bottom halves, from QEMU
  *   admin.c     admin queue and one function per admin command
  *   mr.c        page lists, the MR/stag table and address translation
  *   queue.c     rings in guest memory, CQ completions, event queues
@@ -25,15 +28,8 @@
 #ifndef HW_RDMA_SIM_H
 #define HW_RDMA_SIM_H
 
-#include "qemu-compat.h"
-#include "net/net.h"
-#include "qemu/queue.h"
-#include "qemu/units.h"
-#include "qom/object.h"
+#include "platform.h"
 #include "hw/rdma-sim/rdma_sim_hw.h"
-
-#define TYPE_RDMA_SIM "rdma-sim"
-OBJECT_DECLARE_SIMPLE_TYPE(RdmaSimState, RDMA_SIM)
 
 /* Hard limits of this model; the properties below stay within them */
 #define RDMA_SIM_MAX_QP_LIMIT   (1u << 20)
@@ -259,13 +255,7 @@ typedef struct RdmaSimProps {
 } RdmaSimProps;
 
 struct RdmaSimState {
-    PCIDevice parent_obj;
-
-    MemoryRegion regs_mr;
-    MemoryRegion db_mr;
-    MemoryRegion msix_mr;
-    NICState *nic;
-    NICConf conf;
+    RDMA_SIM_HOST_STATE         /* the host's part: platform.h */
     RdmaSimProps props;
 
     /* registers */
@@ -281,7 +271,6 @@ struct RdmaSimState {
     bool aeq_phase;
 
     QEMUBH *admin_bh;
-    VMChangeStateEntry *vm_state;
     /*
      * Non-zero while the device itself is working (admin commands, frame
      * processing).  An MMIO access arriving then can only come from the
@@ -293,6 +282,7 @@ struct RdmaSimState {
     bool xmit_at_once;
 
     /* port */
+    uint8_t perm_mac[6];        /* the mac property: the node GUID's */
     uint8_t mac[6];
     uint32_t eth_mtu;
     bool port_active;
@@ -352,24 +342,26 @@ struct RdmaSimState {
     uint32_t log_suppressed;
 };
 
-/* platform.c: DMA, interrupts and the guest error log, from QEMU */
 /*
+ * The platform interface's services, which the host implements: QEMU's
+ * in platform.c, the unit tests' in tests/unit/host.c.
+ *
  * Report guest misbehaviour: a trace event with the details and a
  * LOG_GUEST_ERROR message; counted in the guest_errors statistic.
  */
 void rdma_sim_guest_error(RdmaSimState *s, const char *what, const char *fmt,
                           ...) G_GNUC_PRINTF(3, 4);
-bool rdma_sim_ready(RdmaSimState *s);
-/* FATAL: stopped until reset, no DMA, no traffic, no timers */
-bool rdma_sim_stopped(RdmaSimState *s);
 void rdma_sim_msix_notify(RdmaSimState *s, unsigned vector);
 MemTxResult rdma_sim_dma_read(RdmaSimState *s, dma_addr_t addr, void *buf,
                               dma_addr_t len);
 MemTxResult rdma_sim_dma_write(RdmaSimState *s, dma_addr_t addr,
                                const void *buf, dma_addr_t len);
-
-/* migration.c */
-extern const VMStateDescription vmstate_rdma_sim;
+/* Deferred work of the device: run from the main loop, never re-entrantly */
+QEMUBH *rdma_sim_bh_new(RdmaSimState *s, QEMUBHFunc *cb);
+/* Is the VM running?  A stopped VM's device does nothing until it runs. */
+bool rdma_sim_vm_running(void);
+/* A message for the user in the guest error log, not rate-limited */
+void rdma_sim_log(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
 
 /* rdma-sim.c */
 /* Back to power-on state: every object destroyed, registers cleared */
@@ -377,6 +369,10 @@ void rdma_sim_reset_state(RdmaSimState *s);
 
 /* admin.c */
 void rdma_sim_admin_init(RdmaSimState *s);
+/* The object tables: allocated, emptied (by reset), freed */
+void rdma_sim_objects_init(RdmaSimState *s);
+void rdma_sim_objects_reset(RdmaSimState *s);
+void rdma_sim_objects_free(RdmaSimState *s);
 void rdma_sim_admin_kick(RdmaSimState *s);
 const char *rdma_sim_cmd_name(unsigned opcode);
 uint32_t rdma_sim_num_eqs(RdmaSimState *s);
@@ -444,6 +440,12 @@ void rdma_sim_cq_destroy(RdmaSimState *s, RdmaSimCq *cq);
 RdmaSimCq *rdma_sim_cq_lookup(RdmaSimState *s, uint32_t cqn);
 RdmaSimSrq *rdma_sim_srq_lookup(RdmaSimState *s, uint32_t srqn);
 void rdma_sim_srq_destroy(RdmaSimState *s, RdmaSimSrq *srq);
+/*
+ * Queue a copy of a frame for the engine's bottom half to receive, if q
+ * holds fewer than max frames
+ */
+bool rdma_sim_frame_queue(RdmaSimState *s, GQueue *q, unsigned max,
+                          const uint8_t *data, size_t len);
 enum rsim_status rdma_sim_ring_move(RdmaSimState *s, RdmaSimRing *from,
                                     uint32_t from_cons, uint32_t from_prod,
                                     RdmaSimRing *to);
@@ -480,24 +482,18 @@ uint32_t rdma_sim_wc_opcode(uint32_t wr_opcode);
 enum rsim_status rdma_sim_av_check(RdmaSimState *s, const struct rsim_av *av,
                                    const char **why);
 
-/* introspect.c */
-void rdma_sim_introspect_class_init(ObjectClass *klass);
-
 /* net.c */
-void rdma_sim_net_init(RdmaSimState *s, Error **errp);
 void rdma_sim_net_cleanup(RdmaSimState *s);
 void rdma_sim_net_reset(RdmaSimState *s);
 void rdma_sim_eth_tx_doorbell(RdmaSimState *s, uint32_t val);
 void rdma_sim_eth_rx_doorbell(RdmaSimState *s, uint32_t val);
 void rdma_sim_port_update(RdmaSimState *s, bool announce);
 void rdma_sim_net_transmit(RdmaSimState *s, const uint8_t *frame, size_t len);
+/* The Ethernet RX ring has room again: frames the NIC held come now */
+void rdma_sim_net_rx_ready(RdmaSimState *s);
 void rdma_sim_net_rx_frame(RdmaSimState *s, const uint8_t *buf, size_t size);
-uint8_t rdma_sim_active_mtu(uint32_t eth_mtu);
-/*
- * Queue a copy of a frame for the engine's bottom half to receive, if q
- * holds fewer than max frames
- */
-bool rdma_sim_frame_queue(RdmaSimState *s, GQueue *q, unsigned max,
-                          const uint8_t *data, size_t len);
+
+/* The device's status, which every file asks */
+#include "status.h"
 
 #endif /* HW_RDMA_SIM_H */

@@ -12,8 +12,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
-#include "qemu/osdep.h"
-#include "qemu/bswap.h"
+#include "platform.h"
 #include "transport.h"
 #include "trace.h"
 

@@ -11,7 +11,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
-#include "qemu/osdep.h"
+#include "platform.h"
 #include "transport.h"
 
 /* Forget all responses still to be sent (the QP went to ERR). */

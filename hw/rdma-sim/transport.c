@@ -14,9 +14,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
-#include "qemu/osdep.h"
-#include "qemu/bswap.h"
-#include "qemu/main-loop.h"
+#include "platform.h"
 #include "transport.h"
 #include "trace.h"
 
@@ -101,7 +99,7 @@ static void rdma_sim_xport_bh(void *opaque)
         return;
     }
     /* a stopped VM's device waits: rdma_sim_transport_resume() */
-    if (!runstate_is_running()) {
+    if (!rdma_sim_vm_running()) {
         return;
     }
     s->busy++;
@@ -497,8 +495,7 @@ void rdma_sim_transport_init(RdmaSimState *s)
     s->tx_pace_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rdma_sim_pace_timer_cb,
                                     s);
     rdma_sim_flow_reset(s);
-    s->xport_bh = qemu_bh_new_guarded(rdma_sim_xport_bh, s,
-                                      &DEVICE(s)->mem_reentrancy_guard);
+    s->xport_bh = rdma_sim_bh_new(s, rdma_sim_xport_bh);
 }
 
 static void rdma_sim_drop_frames(RdmaSimState *s)

@@ -13,9 +13,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
-#include "qemu/osdep.h"
-#include "qemu/bswap.h"
-#include "qemu/main-loop.h"
+#include "platform.h"
 #include "transport.h"
 #include "trace.h"
 

@@ -14,10 +14,21 @@
 #ifndef HW_RDMA_SIM_XPORT_H
 #define HW_RDMA_SIM_XPORT_H
 
-#include "qemu/timer.h"
-#include "qemu/units.h"
 #include "rdma-sim.h"
 #include "roce.h"
+
+/* The largest IBTA path MTU (enum rsim_mtu) a RoCEv2 packet fits in */
+static inline uint8_t rdma_sim_active_mtu(uint32_t eth_mtu)
+{
+    uint32_t room = eth_mtu > RSIM_ROCE_OVERHEAD ?
+                    eth_mtu - RSIM_ROCE_OVERHEAD : 0;
+    uint8_t mtu = RSIM_MTU_256;
+
+    while (mtu < RSIM_MTU_4096 && (256u << mtu) <= room) {
+        mtu++;
+    }
+    return mtu;
+}
 
 /*
  * Unacknowledged PSNs a requester may have outstanding: at most

@@ -33,13 +33,19 @@
 typedef uint16_t rsim_le16;
 typedef uint32_t rsim_le32;
 typedef uint64_t rsim_le64;
+#else
+#ifdef RDMA_SIM_PLAIN           /* the device core without QEMU: platform.h */
+typedef uint16_t rsim_le16;
+typedef uint32_t rsim_le32;
+typedef uint64_t rsim_le64;
 #else                           /* the Linux kernel: the guest driver */
 #include <linux/types.h>
 #include <linux/bits.h>
 typedef __le16 rsim_le16;
 typedef __le32 rsim_le32;
 typedef __le64 rsim_le64;
-/* The same spelling as QEMU's hw/registerfields.h, for the kernel side. */
+#endif
+/* The same spelling as QEMU's hw/registerfields.h, for the other sides. */
 #define REG32(reg, addr) enum { A_ ## reg = (addr) };
 #define FIELD(reg, field, shift, length)                                   \
     enum {                                                                 \

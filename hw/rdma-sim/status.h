@@ -1,0 +1,24 @@
+/*
+ * rdma-sim: the device's status, as DEV_STATUS shows it: every file asks
+ * it, so it calls nothing (rdma-sim.h includes it after the state it reads)
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#ifndef HW_RDMA_SIM_STATUS_H
+#define HW_RDMA_SIM_STATUS_H
+
+/* Enabled (DEV_CTRL.ENABLE) and not stopped */
+static inline bool rdma_sim_ready(RdmaSimState *s)
+{
+    return FIELD_EX32(s->dev_status, RSIM_DEV_STATUS, READY) &&
+           !FIELD_EX32(s->dev_status, RSIM_DEV_STATUS, FATAL);
+}
+
+/* FATAL: stopped until reset, no DMA, no traffic, no timers */
+static inline bool rdma_sim_stopped(RdmaSimState *s)
+{
+    return FIELD_EX32(s->dev_status, RSIM_DEV_STATUS, FATAL);
+}
+
+#endif /* HW_RDMA_SIM_STATUS_H */

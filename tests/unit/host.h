@@ -1,0 +1,52 @@
+/*
+ * The unit tests' host of the device core: what QEMU gives the device in
+ * a VM (platform.h, rdma-sim.h's platform services), given by a plain
+ * program - guest memory as an array, a virtual clock a test moves,
+ * bottom halves a test runs, MSI-X and frames recorded.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#ifndef TESTS_UNIT_HOST_H
+#define TESTS_UNIT_HOST_H
+
+#include "platform.h"
+#include "rdma-sim.h"
+
+/* Guest memory starts here; below it and past its end, DMA fails */
+#define UNIT_MEM_BASE   0x100000000ull
+
+typedef struct UnitHost {
+    uint8_t *mem;
+    uint64_t mem_size;
+    uint64_t dma_errors;        /* DMA refused: outside memory */
+    unsigned msix[RDMA_SIM_MAX_MSIX];
+    unsigned guest_errors;
+    GPtrArray *sent;            /* GByteArray: frames the port sent */
+} UnitHost;
+
+/*
+ * A device with mem_size bytes of guest memory: its state and host only,
+ * for tests of one file (page lists, frames)
+ */
+RdmaSimState *unit_dev_new(uint64_t mem_size);
+void unit_dev_free(RdmaSimState *s);
+/*
+ * ... with its object tables (small properties), admin queue and engine
+ * (tests/unit files that link the whole core); enabled, its port up,
+ * GID 0 ::ffff:10.0.0.<host>
+ */
+RdmaSimState *unit_core_new(uint64_t mem_size, uint8_t host);
+void unit_core_free(RdmaSimState *s);
+UnitHost *unit_host(RdmaSimState *s);
+
+/* Guest memory at guest address addr, which must hold len bytes */
+void *unit_mem(RdmaSimState *s, uint64_t addr, uint64_t len);
+
+/* The virtual clock: move it by ns, running the timers that expire */
+int64_t unit_clock_ns(void);
+void unit_clock_advance(int64_t ns);
+/* Run the scheduled bottom halves until none is; returns how many ran */
+unsigned unit_run_bhs(void);
+
+#endif /* TESTS_UNIT_HOST_H */
