@@ -421,12 +421,10 @@ static enum rsim_status rdma_sim_cmd_create_cq(RdmaSimState *s, RdmaSimCmd *c)
         g_free(cq);
         return refuse(c, st, "bad CQ ring descriptor");
     }
-    cq->valid = true;
     cq->cqn = cqn;
     cq->eqn = eq - s->eqs;
     cq->db_page = db_page;
-    eq->refs++;
-    s->cqs[cqn] = cq;
+    rdma_sim_cq_attach(s, cq);
     trace_rdma_sim_cq_create(cqn, cq->ring.depth, cq->eqn);
     rdma_sim_set_handle(c, cqn, 0);
     return RSIM_STS_OK;
@@ -630,13 +628,7 @@ static enum rsim_status rdma_sim_cmd_create_qp(RdmaSimState *s, RdmaSimCmd *c)
     qp->send_cqn = scq->cqn;
     qp->recv_cqn = rcq->cqn;
     qp->srqn = srqn;
-    s->pds[pdn].refs++;
-    scq->refs++;
-    rcq->refs++;
-    if (srq) {
-        srq->refs++;
-    }
-    s->qps[qpn] = qp;
+    rdma_sim_qp_attach(s, qp);
     trace_rdma_sim_qp_create(qpn, qp->type, qp->sq.depth,
                              srq ? 0 : qp->rq.depth);
     rdma_sim_set_handle(c, qpn, 0);
@@ -773,14 +765,12 @@ static enum rsim_status rdma_sim_cmd_create_srq(RdmaSimState *s, RdmaSimCmd *c)
         g_free(srq);
         return refuse(c, RSIM_STS_INVALID, "SRQ limit not below its depth");
     }
-    srq->valid = true;
     srq->srqn = srqn;
     srq->pdn = pdn;
     srq->db_page = db_page;
     srq->max_sge = p->max_sge;
     srq->limit = limit;
-    s->pds[pdn].refs++;
-    s->srqs[srqn] = srq;
+    rdma_sim_srq_attach(s, srq);
     trace_rdma_sim_srq_create(srqn, srq->ring.depth, limit);
     rdma_sim_set_handle(c, srqn, 0);
     return RSIM_STS_OK;

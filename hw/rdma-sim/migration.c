@@ -893,12 +893,10 @@ static int rdma_sim_cq_loaded(QEMUFile *f, RdmaSimState *s, uint32_t i,
         return rdma_sim_no_entry(s, "CQ", i, "host memory budget exceeded",
                                  cq, &cq->ring, NULL);
     }
-    cq->valid = true;
-    eq->refs++;
+    rdma_sim_cq_attach(s, cq);
     if (cq->event_waiting) {
         QTAILQ_INSERT_TAIL(&eq->waiting, cq, wait_link);
     }
-    s->cqs[i] = cq;
     return 0;
 }
 
@@ -924,9 +922,7 @@ static int rdma_sim_srq_loaded(QEMUFile *f, RdmaSimState *s, uint32_t i,
         return rdma_sim_no_entry(s, "SRQ", i, "host memory budget exceeded",
                                  srq, &srq->ring, NULL);
     }
-    srq->valid = true;
-    s->pds[srq->pdn].refs++;
-    s->srqs[i] = srq;
+    rdma_sim_srq_attach(s, srq);
     return 0;
 }
 
@@ -1013,15 +1009,9 @@ static int rdma_sim_qp_loaded(QEMUFile *f, RdmaSimState *s, uint32_t i,
         return rdma_sim_no_entry(s, "QP", i, "host memory budget exceeded",
                                  qp, &qp->sq, &qp->rq);
     }
-    s->pds[qp->pdn].refs++;
-    scq->refs++;
-    rcq->refs++;
-    if (srq) {
-        srq->refs++;
-    }
     qp->on_work_list = false;
     qp->flow_blocked = false;
-    s->qps[i] = qp;
+    rdma_sim_qp_attach(s, qp);
 
     if (rdma_sim_qp_load_xport(f, s, qp)) {
         return -EINVAL;

@@ -467,6 +467,24 @@ void rdma_sim_qp_query(RdmaSimState *s, RdmaSimQp *qp, struct rsim_qp_attr *a)
     a->av = qp->av;
 }
 
+/*
+ * A QP built by CREATE_QP or read from a migration stream joins the table
+ * and references its PD, CQs and SRQ; rdma_sim_qp_destroy() undoes it.
+ */
+void rdma_sim_qp_attach(RdmaSimState *s, RdmaSimQp *qp)
+{
+    RdmaSimSrq *srq = qp->srqn != RSIM_NO_SRQ ?
+                      rdma_sim_srq_lookup(s, qp->srqn) : NULL;
+
+    s->pds[qp->pdn].refs++;
+    rdma_sim_cq_lookup(s, qp->send_cqn)->refs++;
+    rdma_sim_cq_lookup(s, qp->recv_cqn)->refs++;
+    if (srq) {
+        srq->refs++;
+    }
+    s->qps[qp->qpn] = qp;
+}
+
 void rdma_sim_qp_destroy(RdmaSimState *s, RdmaSimQp *qp)
 {
     RdmaSimCq *scq = rdma_sim_cq_lookup(s, qp->send_cqn);

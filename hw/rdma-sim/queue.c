@@ -457,6 +457,17 @@ RdmaSimSrq *rdma_sim_srq_lookup(RdmaSimState *s, uint32_t srqn)
  * The end of every SRQ: its DESTROY_SRQ and the device's reset both come
  * here, as they come to rdma_sim_cq_destroy() for a CQ.
  */
+/*
+ * An SRQ built by CREATE_SRQ or read from a migration stream joins the
+ * table and references its PD; rdma_sim_srq_destroy() undoes it.
+ */
+void rdma_sim_srq_attach(RdmaSimState *s, RdmaSimSrq *srq)
+{
+    srq->valid = true;
+    s->pds[srq->pdn].refs++;
+    s->srqs[srq->srqn] = srq;
+}
+
 void rdma_sim_srq_destroy(RdmaSimState *s, RdmaSimSrq *srq)
 {
     s->pds[srq->pdn].refs--;
@@ -571,6 +582,17 @@ void rdma_sim_cq_arm(RdmaSimState *s, RdmaSimCq *cq, unsigned arm)
     if (arm == RSIM_CQ_ARM_NEXT || cq->arm == RSIM_CQ_ARM_NONE) {
         cq->arm = arm;
     }
+}
+
+/*
+ * A CQ built by CREATE_CQ or read from a migration stream joins the table
+ * and references its EQ; rdma_sim_cq_destroy() undoes it.
+ */
+void rdma_sim_cq_attach(RdmaSimState *s, RdmaSimCq *cq)
+{
+    cq->valid = true;
+    s->eqs[cq->eqn].refs++;
+    s->cqs[cq->cqn] = cq;
 }
 
 void rdma_sim_cq_destroy(RdmaSimState *s, RdmaSimCq *cq)

@@ -436,9 +436,11 @@ bool rdma_sim_cq_post(RdmaSimState *s, RdmaSimCq *cq,
 bool rdma_sim_cq_write(RdmaSimState *s, RdmaSimCq *cq,
                        const struct rsim_cqe *cqe, bool solicited);
 void rdma_sim_cq_arm(RdmaSimState *s, RdmaSimCq *cq, unsigned arm);
+void rdma_sim_cq_attach(RdmaSimState *s, RdmaSimCq *cq);
 void rdma_sim_cq_destroy(RdmaSimState *s, RdmaSimCq *cq);
 RdmaSimCq *rdma_sim_cq_lookup(RdmaSimState *s, uint32_t cqn);
 RdmaSimSrq *rdma_sim_srq_lookup(RdmaSimState *s, uint32_t srqn);
+void rdma_sim_srq_attach(RdmaSimState *s, RdmaSimSrq *srq);
 void rdma_sim_srq_destroy(RdmaSimState *s, RdmaSimSrq *srq);
 /*
  * Queue a copy of a frame for the engine's bottom half to receive, if q
@@ -471,6 +473,7 @@ enum rsim_status rdma_sim_qp_modify(RdmaSimState *s, RdmaSimQp *qp,
                                     const char **why);
 void rdma_sim_qp_query(RdmaSimState *s, RdmaSimQp *qp,
                        struct rsim_qp_attr *attr);
+void rdma_sim_qp_attach(RdmaSimState *s, RdmaSimQp *qp);
 void rdma_sim_qp_destroy(RdmaSimState *s, RdmaSimQp *qp);
 bool rdma_sim_qp_sq_doorbell(RdmaSimState *s, RdmaSimQp *qp);
 void rdma_sim_qp_rq_doorbell(RdmaSimState *s, RdmaSimQp *qp);
