@@ -47,11 +47,11 @@
  *   again with AckReq: the responder acknowledges everything or NAKs the
  *   first gap.  If that brings nothing either (the responder NAKs a gap
  *   only once), the oldest unacknowledged packet goes out: a duplicate is
- *   acknowledged with its own PSN (or answered by the READ or atomic after
- *   it, responder.c), the expected PSN is executed and acknowledged, and
- *   an answer that does not cover everything sent means the rest was
- *   lost: the requester goes back to it at once.  For a READ or atomic the
- *   request itself is sent again.
+ *   acknowledged with its own PSN (or, while a READ after it is still
+ *   being answered, by its responses: responder.c), the expected PSN is
+ *   executed and acknowledged, and an answer that does not cover
+ *   everything sent means the rest was lost: the requester goes back to
+ *   it at once.  For a READ or atomic the request itself is sent again.
  *   Probes back off exponentially and count no retries: the QP's own
  *   retransmission timer and retry_cnt work exactly as IBTA says.
  *

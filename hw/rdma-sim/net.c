@@ -229,10 +229,6 @@ static bool rdma_sim_can_receive(NetClientState *nc)
 }
 
 /*
- * Queue a copy of a frame for the bottom half to receive, if q holds fewer
- * than max frames.
- */
-/*
  * A frame the NIC delivered while the device itself was busy (a hub or a
  * filter hands frames over synchronously, in the middle of a packet the
  * device sends): received later by the bottom half, never re-entrantly.
@@ -271,11 +267,6 @@ static ssize_t rdma_sim_receive(NetClientState *nc, const uint8_t *buf,
     return size;
 }
 
-/*
- * A frame from the network, to the transport engine (its receive handler,
- * s->roce_rx, takes RoCEv2 frames for the port's addresses) or the
- * Ethernet RX ring.
- */
 void rdma_sim_net_rx_ready(RdmaSimState *s)
 {
     if (s->nic) {
@@ -283,6 +274,11 @@ void rdma_sim_net_rx_ready(RdmaSimState *s)
     }
 }
 
+/*
+ * A frame from the network, to the transport engine (its receive handler,
+ * s->roce_rx, takes RoCEv2 frames for the port's addresses) or the
+ * Ethernet RX ring.
+ */
 void rdma_sim_net_rx_frame(RdmaSimState *s, const uint8_t *buf, size_t size)
 {
     s->stats[RSIM_STAT_RX_FRAMES]++;

@@ -106,10 +106,11 @@ MemTxResult rdma_sim_dma_write(RdmaSimState *s, dma_addr_t addr,
                            DMA_DIRECTION_FROM_DEVICE);
 }
 
-QEMUBH *rdma_sim_bh_new(RdmaSimState *s, QEMUBHFunc *cb)
+QEMUBH *rdma_sim_bh_new_named(RdmaSimState *s, QEMUBHFunc *cb,
+                              const char *name)
 {
     /* an MMIO access by the device's own DMA does not re-enter it */
-    return qemu_bh_new_guarded(cb, s, &DEVICE(s)->mem_reentrancy_guard);
+    return qemu_bh_new_full(cb, s, name, &DEVICE(s)->mem_reentrancy_guard);
 }
 
 bool rdma_sim_vm_running(void)
@@ -122,6 +123,9 @@ void rdma_sim_log(const char *fmt, ...)
     g_autofree char *msg = NULL;
     va_list ap;
 
+    if (!qemu_loglevel_mask(LOG_GUEST_ERROR)) {
+        return;
+    }
     va_start(ap, fmt);
     msg = g_strdup_vprintf(fmt, ap);
     va_end(ap);

@@ -12,9 +12,9 @@
  * the build defines HOST_X86_64 on x86-64, as QEMU's configuration does.
  *
  * The host's services (DMA to and from guest memory, MSI-X, the guest
- * error log) are rdma-sim.h's platform.c section, as QEMU gives them; the
- * files that use them are not plain C yet (docs/architecture.md, "The
- * platform interface").
+ * error log, bottom halves, frames) are declared in rdma-sim.h; QEMU's
+ * platform.c and net.c give them, and tests/unit/host.c built plain
+ * (docs/architecture.md, "The core and its host").
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -129,12 +129,14 @@ static inline void stq_be_p(void *p, uint64_t v)
     memcpy(p, &v, sizeof(v));
 }
 
-static inline int ldn_le_p(const void *p, int n)
+/* n bytes (1, 2, 4 or 8), as QEMU's: zero-extended to 64 bits */
+static inline uint64_t ldn_le_p(const void *p, int n)
 {
-    uint32_t v = 0;
+    uint64_t v = 0;
 
+    g_assert(n > 0 && n <= 8);
     memcpy(&v, p, n);
-    return GUINT32_FROM_LE(v);
+    return GUINT64_FROM_LE(v);
 }
 
 static inline void stn_le_p(void *p, int n, uint64_t v)

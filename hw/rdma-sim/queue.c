@@ -454,10 +454,6 @@ RdmaSimSrq *rdma_sim_srq_lookup(RdmaSimState *s, uint32_t srqn)
 }
 
 /*
- * The end of every SRQ: its DESTROY_SRQ and the device's reset both come
- * here, as they come to rdma_sim_cq_destroy() for a CQ.
- */
-/*
  * An SRQ built by CREATE_SRQ or read from a migration stream joins the
  * table and references its PD; rdma_sim_srq_destroy() undoes it.
  */
@@ -467,6 +463,11 @@ void rdma_sim_srq_attach(RdmaSimState *s, RdmaSimSrq *srq)
     s->pds[srq->pdn].refs++;
     s->srqs[srq->srqn] = srq;
 }
+
+/*
+ * The end of every SRQ: its DESTROY_SRQ and the device's reset both come
+ * here, as they come to rdma_sim_cq_destroy() for a CQ.
+ */
 
 void rdma_sim_srq_destroy(RdmaSimState *s, RdmaSimSrq *srq)
 {

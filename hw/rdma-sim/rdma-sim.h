@@ -356,8 +356,13 @@ MemTxResult rdma_sim_dma_read(RdmaSimState *s, dma_addr_t addr, void *buf,
                               dma_addr_t len);
 MemTxResult rdma_sim_dma_write(RdmaSimState *s, dma_addr_t addr,
                                const void *buf, dma_addr_t len);
-/* Deferred work of the device: run from the main loop, never re-entrantly */
-QEMUBH *rdma_sim_bh_new(RdmaSimState *s, QEMUBHFunc *cb);
+/*
+ * Deferred work of the device: run from the main loop, never re-entrantly;
+ * named after the function, as QEMU names its bottom halves
+ */
+QEMUBH *rdma_sim_bh_new_named(RdmaSimState *s, QEMUBHFunc *cb,
+                              const char *name);
+#define rdma_sim_bh_new(s, cb) rdma_sim_bh_new_named(s, cb, #cb)
 /* Is the VM running?  A stopped VM's device does nothing until it runs. */
 bool rdma_sim_vm_running(void);
 /* A message for the user in the guest error log, not rate-limited */

@@ -591,16 +591,20 @@ static void rdma_sim_resp_duplicate(RdmaSimState *s, RdmaSimQp *qp,
      * index falls behind the completed WQEs and, with a one-deep SQ, finds
      * the queue empty when the next WQE is posted).
      *
-     * Not at all when a READ or atomic came after it: their responses
-     * acknowledge it, and the requester asks for them again too.  An ACK
-     * older than READ responses the requester is taking in makes Soft-RoCE's
-     * completer forget it is inside a READ: the next response fails the
-     * QP (with a kernel warning).
+     * Not at all while a READ after it still has responses to send: they
+     * acknowledge it.  An ACK older than the READ responses a requester is
+     * taking in makes Soft-RoCE's completer forget it is inside a READ: the
+     * next response fails the QP (with a kernel warning).  Once they are
+     * sent, a duplicate is acknowledged again (the oldest-packet probe of
+     * a requester whose READ responses were lost needs the answer).
      */
     for (uint32_t i = 0; i < x->nres; i++) {
-        if (x->res[i].valid &&
-            roce_psn_cmp(x->res[i].first_psn, pkt->psn) > 0) {
-            trace_rdma_sim_dup_unacked(qp->qpn, pkt->psn, x->res[i].first_psn);
+        const RdmaSimResource *res = &x->res[i];
+
+        if (res->valid && res->pending && res->next_pkt < res->npkts &&
+            roce_psn_cmp(res->first_psn, pkt->psn) > 0 &&
+            roce_psn_cmp(res->first_psn, x->epsn) < 0) {
+            trace_rdma_sim_dup_unacked(qp->qpn, pkt->psn, res->first_psn);
             return;
         }
     }

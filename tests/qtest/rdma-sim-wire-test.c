@@ -980,20 +980,20 @@ static ssize_t wire_recv_roce(QSimDev *d, Wire *w, uint8_t *f, size_t size)
 }
 
 /*
- * An ACK never overtakes READ responses, nor comes after them for an older
+ * An ACK never overtakes READ responses, nor comes amid them for an older
  * PSN.  Soft-RoCE's completer takes an ACK beyond a READ whose responses
  * it has not all had for their loss (it asks again), and an older one,
  * arriving amid the responses, makes it forget it is inside a READ: the
  * next response fails its QP with a kernel warning.  So a SEND's ACK waits
- * for the responses to the READ before it (paced: 200 KiB are more than
- * the port's budget), and a duplicate of a SEND before a READ is not
- * acknowledged: the READ's responses acknowledge it, and a requester that
- * sends it again sends the READ again too.  A duplicate with no READ after
- * it is acknowledged.
+ * for the responses to the READ before it (paced: 400 KiB are more than
+ * the port's budget), and a duplicate of the SEND before the READ is not
+ * acknowledged while the READ's responses are still being sent: they
+ * acknowledge it.  Once they are, it is (a requester whose READ responses
+ * were lost probes with it), as is a duplicate with no READ after it.
  */
 static void test_wire_ack_after_read(const char *machine)
 {
-    const uint32_t pkts = 200, len = pkts * 1024;
+    const uint32_t pkts = 400, len = pkts * 1024;
     uint8_t f[2048];
     int rcvbuf = 1 << 20;
     QSimEndpoint ep;
@@ -1012,12 +1012,20 @@ static void test_wire_ack_after_read(const char *machine)
     wire_send_send(&w, ep.qp.qpn, 0);
     g_assert_cmpuint(wire_recv_ack(d, &w), ==, 0);
 
-    /* READ at PSN 1 (200 packets), SEND at 201 */
+    /*
+     * READ at PSN 1 (400 packets); amid its responses SEND 0 again and
+     * SEND 401: no ACK of 0, the ACK of 401 after the last response
+     */
     wire_send_read(&w, ep.qp.qpn, 1, mr.addr, mr.rkey, len);
-    wire_send_send(&w, ep.qp.qpn, 1 + pkts);
     for (uint32_t i = 0; i < pkts; i++) {
         uint32_t hdr;
 
+        if (i == 40) {
+            g_assert_cmpuint(qsim_stat(d, RSIM_STAT_READ_RESP_WAITS), >=, 1);
+            wire_send_send(&w, ep.qp.qpn, 0);
+            stat_wait(d, RSIM_STAT_DUP_REQ, 1);
+            wire_send_send(&w, ep.qp.qpn, 1 + pkts);
+        }
         g_assert_cmpint(wire_recv_roce(d, &w, f, sizeof(f)), ==,
                         14 + 20 + 8 + 12 + (i && i < pkts - 1 ? 0 : 4) +
                         1024 + 4);
@@ -1026,21 +1034,20 @@ static void test_wire_ack_after_read(const char *machine)
         hdr = 14 + 20 + 8 + 12 + (f[42] == 0x0e ? 0 : 4);
         g_assert_cmphex(f[hdr + 7], ==, qsim_pattern_byte(5, i * 1024 + 7));
     }
-    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_READ_RESP_WAITS), >=, 1);
     g_assert_cmpuint(wire_recv_ack(d, &w), ==, 1 + pkts);
     qsim_cq_expect(d, &ep.rcq, 0x50, RSIM_WC_SUCCESS, RSIM_WC_RECV, 4,
                    ep.qp.qpn);
     qsim_cq_expect(d, &ep.rcq, 0x51, RSIM_WC_SUCCESS, RSIM_WC_RECV, 4,
                    ep.qp.qpn);
 
-    /* the SEND before the READ again: silence; the one after: its ACK */
+    /* the READ answered, both duplicates are acknowledged, each its PSN */
     wire_send_send(&w, ep.qp.qpn, 0);
-    stat_wait(d, RSIM_STAT_DUP_REQ, 1);
+    g_assert_cmpuint(wire_recv_ack(d, &w), ==, 0);
     wire_send_send(&w, ep.qp.qpn, 1 + pkts);
     g_assert_cmpuint(wire_recv_ack(d, &w), ==, 1 + pkts);
     qsim_settle(d);
     g_assert_cmpint(recv(w.fd, f, sizeof(f), 0), <, 0);
-    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_DUP_REQ), ==, 2);
+    g_assert_cmpuint(qsim_stat(d, RSIM_STAT_DUP_REQ), ==, 3);
     qsim_cq_expect_empty(d, &ep.rcq);
     wire_stop(d, &w);
 }

@@ -257,7 +257,8 @@ void unit_clock_advance(int64_t ns)
     clock_ns = end;
 }
 
-QEMUBH *rdma_sim_bh_new(RdmaSimState *s, QEMUBHFunc *cb)
+QEMUBH *rdma_sim_bh_new_named(RdmaSimState *s, QEMUBHFunc *cb,
+                              const char *name)
 {
     QEMUBH *bh = g_new0(QEMUBH, 1);
 
