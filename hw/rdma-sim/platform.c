@@ -113,6 +113,11 @@ QEMUBH *rdma_sim_bh_new_named(RdmaSimState *s, QEMUBHFunc *cb,
     return qemu_bh_new_full(cb, s, name, &DEVICE(s)->mem_reentrancy_guard);
 }
 
+bool rdma_sim_link_up(RdmaSimState *s)
+{
+    return s->nic && !qemu_get_queue(s->nic)->link_down;
+}
+
 bool rdma_sim_vm_running(void)
 {
     return runstate_is_running();

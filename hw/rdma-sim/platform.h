@@ -181,6 +181,15 @@ static inline uint64_t muldiv64_round_up(uint64_t a, uint32_t b, uint32_t c)
     return ((unsigned __int128)a * b + c - 1) / c;
 }
 
+/* value with its bits [start, start + length) replaced by field's */
+static inline uint64_t deposit64(uint64_t value, int start, int length,
+                                 uint64_t field)
+{
+    uint64_t mask = (~0ull >> (64 - length)) << start;
+
+    return (value & ~mask) | ((field << start) & mask);
+}
+
 static inline bool is_power_of_2(uint64_t v)
 {
     return v && !(v & (v - 1));

@@ -610,6 +610,27 @@ void rdma_sim_cq_destroy(RdmaSimState *s, RdmaSimCq *cq)
 }
 
 /*
+ * Report the port state to the driver: on every change, and when the
+ * device is enabled (announce).
+ */
+void rdma_sim_port_update(RdmaSimState *s, bool announce)
+{
+    bool active = rdma_sim_link_up(s);
+
+    if (!rdma_sim_ready(s)) {
+        s->port_active = false;
+        return;
+    }
+    if (active == s->port_active && !announce) {
+        return;
+    }
+    s->port_active = active;
+    trace_rdma_sim_port_state(active);
+    rdma_sim_aeq_post(s, active ? RSIM_EV_PORT_ACTIVE : RSIM_EV_PORT_DOWN,
+                      1, 0);
+}
+
+/*
  * Frames for the engine's bottom half (looped back, or delivered while the
  * device was busy), each queue bounded by its max.
  */

@@ -9,7 +9,8 @@
  *               tests' host (tests/unit/host.c) when built plain
  *   status.h    ready / stopped, from DEV_STATUS
  *   qemu-compat.h  what differs between the QEMU versions (7.2 to 11.x)
- *   rdma-sim.c  PCI function, BAR0 registers, doorbells, reset, properties
+ *   rdma-sim.c  PCI function, BARs, MSI-X table, properties (QEMU)
+ *   regs.c      what register and doorbell accesses mean, reset
  *   platform.c  DMA, MSI-X, the guest error log, bottom halves, from QEMU
  *   admin.c     admin queue and one function per admin command
  *   mr.c        page lists, the MR/stag table and address translation
@@ -365,12 +366,18 @@ QEMUBH *rdma_sim_bh_new_named(RdmaSimState *s, QEMUBHFunc *cb,
 #define rdma_sim_bh_new(s, cb) rdma_sim_bh_new_named(s, cb, #cb)
 /* Is the VM running?  A stopped VM's device does nothing until it runs. */
 bool rdma_sim_vm_running(void);
+/* Is the port's link up (the network backend's link state)? */
+bool rdma_sim_link_up(RdmaSimState *s);
 /* A message for the user in the guest error log, not rate-limited */
 void rdma_sim_log(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
 
-/* rdma-sim.c */
+/* regs.c */
 /* Back to power-on state: every object destroyed, registers cleared */
 void rdma_sim_reset_state(RdmaSimState *s);
+/* A 32-bit access to BAR0 at addr, or a doorbell write at addr in BAR2 */
+uint32_t rdma_sim_regs_read(RdmaSimState *s, uint64_t addr);
+void rdma_sim_regs_write(RdmaSimState *s, uint64_t addr, uint32_t val);
+void rdma_sim_db_write(RdmaSimState *s, uint64_t addr, uint32_t val);
 
 /* admin.c */
 void rdma_sim_admin_init(RdmaSimState *s);
@@ -434,6 +441,8 @@ void rdma_sim_aeq_post(RdmaSimState *s, enum rsim_event_type type,
                        uint32_t object, uint64_t data);
 void rdma_sim_eq_doorbell(RdmaSimState *s, uint32_t val);
 void rdma_sim_eq_post_eth(RdmaSimState *s, unsigned kind);
+/* Report the port state to the driver: on a change, or announce it */
+void rdma_sim_port_update(RdmaSimState *s, bool announce);
 void rdma_sim_eq_reset(RdmaSimState *s, RdmaSimEq *eq);
 bool rdma_sim_cq_has_room(RdmaSimState *s, RdmaSimCq *cq);
 bool rdma_sim_cq_post(RdmaSimState *s, RdmaSimCq *cq,
@@ -495,7 +504,6 @@ void rdma_sim_net_cleanup(RdmaSimState *s);
 void rdma_sim_net_reset(RdmaSimState *s);
 void rdma_sim_eth_tx_doorbell(RdmaSimState *s, uint32_t val);
 void rdma_sim_eth_rx_doorbell(RdmaSimState *s, uint32_t val);
-void rdma_sim_port_update(RdmaSimState *s, bool announce);
 void rdma_sim_net_transmit(RdmaSimState *s, const uint8_t *frame, size_t len);
 /* The Ethernet RX ring has room again: frames the NIC held come now */
 void rdma_sim_net_rx_ready(RdmaSimState *s);

@@ -32,8 +32,16 @@ RdmaSimState *unit_core_new(uint64_t mem_size, uint8_t host)
     rdma_sim_objects_init(s);
     rdma_sim_admin_init(s);
     rdma_sim_transport_init(s);
-    s->next_qpn = 2;
-    s->eth_mtu = 1500;
+    memcpy(s->perm_mac, "\x52\x54\x00\x5e\x00", 5);
+    s->perm_mac[5] = host;
+    rdma_sim_reset_state(s);
+    return s;
+}
+
+RdmaSimState *unit_core_ready(uint64_t mem_size, uint8_t host)
+{
+    RdmaSimState *s = unit_core_new(mem_size, host);
+
     s->dev_status = FIELD_DP32(s->dev_status, RSIM_DEV_STATUS, READY, 1);
     s->port_active = true;
     s->gids[0].valid = true;
@@ -45,8 +53,7 @@ RdmaSimState *unit_core_new(uint64_t mem_size, uint8_t host)
 
 void unit_core_free(RdmaSimState *s)
 {
-    rdma_sim_objects_reset(s);
-    rdma_sim_transport_reset(s);
+    rdma_sim_reset_state(s);
     rdma_sim_transport_cleanup(s);
     qemu_bh_delete(s->admin_bh);
     rdma_sim_objects_free(s);

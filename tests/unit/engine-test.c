@@ -1,5 +1,5 @@
 /*
- * core: core.c admin.c completer.c fault.c flow.c mr.c qp.c queue.c
+ * core: core.c regs.c admin.c completer.c fault.c flow.c mr.c qp.c queue.c
  * requester.c responder.c teardown.c transport.c ud.c wqe.c xmit.c roce.c
  */
 /*
@@ -44,7 +44,7 @@ static uint64_t stat(RdmaSimState *s, unsigned i)
  */
 static void test_rx_counted(void)
 {
-    RdmaSimState *s = unit_core_new(MEM_SIZE, 2);
+    RdmaSimState *s = unit_core_ready(MEM_SIZE, 2);
     RoceFrame f;
 
     build_send(&f, 2, 0x11, 0);
@@ -75,7 +75,7 @@ static void test_rx_counted(void)
  */
 static void test_rx_garbage(void)
 {
-    RdmaSimState *s = unit_core_new(MEM_SIZE, 2);
+    RdmaSimState *s = unit_core_ready(MEM_SIZE, 2);
     GRand *r = g_rand_new_with_seed(0x6a7b);
     uint64_t taken = 0, counted;
     RoceFrame f;

@@ -158,6 +158,26 @@ void rdma_sim_net_rx_ready(RdmaSimState *s)
 {
 }
 
+void rdma_sim_net_reset(RdmaSimState *s)
+{
+}
+
+/* The Ethernet rings are QEMU's net.c's; their doorbells are counted */
+void rdma_sim_eth_tx_doorbell(RdmaSimState *s, uint32_t val)
+{
+    unit_host(s)->eth_doorbells++;
+}
+
+void rdma_sim_eth_rx_doorbell(RdmaSimState *s, uint32_t val)
+{
+    unit_host(s)->eth_doorbells++;
+}
+
+bool rdma_sim_link_up(RdmaSimState *s)
+{
+    return !unit_host(s)->link_down;
+}
+
 /* ---- the virtual clock, timers and bottom halves ---- */
 
 int64_t qemu_clock_get_ns(QEMUClockType type)

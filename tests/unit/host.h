@@ -22,6 +22,8 @@ typedef struct UnitHost {
     uint64_t dma_errors;        /* DMA refused: outside memory */
     unsigned msix[RDMA_SIM_MAX_MSIX];
     unsigned guest_errors;
+    unsigned eth_doorbells;
+    bool link_down;             /* the backend's link state */
     GPtrArray *sent;            /* GByteArray: frames the port sent */
 } UnitHost;
 
@@ -32,12 +34,14 @@ typedef struct UnitHost {
 RdmaSimState *unit_dev_new(uint64_t mem_size);
 void unit_dev_free(RdmaSimState *s);
 /*
- * ... with its object tables (small properties), admin queue and engine
- * (tests/unit files that link the whole core); enabled, its port up,
- * GID 0 ::ffff:10.0.0.<host>
+ * ... with the whole core (tests/unit files that link core.c and every
+ * core file), small properties and MAC 52:54:00:5e:00:<host>, as QEMU
+ * realizes it: disabled, in its power-on state
  */
 RdmaSimState *unit_core_new(uint64_t mem_size, uint8_t host);
 void unit_core_free(RdmaSimState *s);
+/* ... enabled without an admin queue's use, GID 0 ::ffff:10.0.0.<host> */
+RdmaSimState *unit_core_ready(uint64_t mem_size, uint8_t host);
 UnitHost *unit_host(RdmaSimState *s);
 
 /* Guest memory at guest address addr, which must hold len bytes */
