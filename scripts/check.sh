@@ -344,18 +344,25 @@ suite_unit() {
     [ "$(uname -m)" != x86_64 ] || flags+=(-DHOST_X86_64)
     flags+=(-I"$inc" -I"$REPO/hw/rdma-sim" -I"$REPO/tests/unit")
     read -ra libs <<< "$(pkg-config --cflags --libs glib-2.0 zlib)"
+    # each file is compiled once per run, into $out/obj, and linked where named
+    rm -rf "$out/obj"
+    mkdir -p "$out/obj"
     for s in "${srcs[@]}"; do
         t=$(basename "$s" .c)
-        local log=$LOGS/unit/$t.log blog=$LOGS/unit/$t.build.log rc=0 files=()
-        # the first comment: "/* core: FILE... */", maybe over several lines
+        local log=$LOGS/unit/$t.log blog=$LOGS/unit/$t.build.log rc=0 objs=() src
+        : > "$blog"
+        # the first comment: "/* core: FILE... */", maybe over several lines;
+        # core.c and driver.c are the unit tests' own (tests/unit)
         core=$(sed -n '0,/\*\//{s|/\*||; s|\*/||; s|^ \*||; s|core:||; p}' "$s")
-        for f in $core; do
-            # core.c: the unit tests' device with the whole core
-            if [ -f "$REPO/tests/unit/$f" ]; then files+=("$REPO/tests/unit/$f")
-            else files+=("$REPO/hw/rdma-sim/$f"); fi
+        for f in "$t.c" host.c $core; do
+            src=$REPO/hw/rdma-sim/$f
+            [ ! -f "$REPO/tests/unit/$f" ] || src=$REPO/tests/unit/$f
+            objs+=("$out/obj/${f%.c}.o")
+            [ -f "$out/obj/${f%.c}.o" ] ||
+                cc "${flags[@]}" -c -o "$out/obj/${f%.c}.o" "$src" "${libs[@]}" >> "$blog" 2>&1 ||
+                break
         done
-        if ! cc "${flags[@]}" -o "$out/$t" "$s" "$REPO/tests/unit/host.c" "${files[@]}" \
-                "${libs[@]}" > "$blog" 2>&1; then
+        if ! cc "${flags[@]}" -o "$out/$t" "${objs[@]}" "${libs[@]}" >> "$blog" 2>&1; then
             fail "unit/$t" "build failed" "$blog"
             continue
         fi
