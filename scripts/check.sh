@@ -339,11 +339,12 @@ suite_unit() {
         cannot_run unit "trace-stubs.py failed" "$LOGS/unit/trace-stubs.log"
         return 0
     fi
-    local s t core f flags libs
+    local s t core f flags cflags libs
     read -ra flags <<< "$UNIT_CFLAGS"
     [ "$(uname -m)" != x86_64 ] || flags+=(-DHOST_X86_64)
     flags+=(-I"$inc" -I"$REPO/hw/rdma-sim" -I"$REPO/tests/unit")
-    read -ra libs <<< "$(pkg-config --cflags --libs glib-2.0 zlib)"
+    read -ra cflags <<< "$(pkg-config --cflags glib-2.0 zlib)"
+    read -ra libs <<< "$(pkg-config --libs glib-2.0 zlib)"
     # each file is compiled once per run, into $out/obj, and linked where named
     rm -rf "$out/obj"
     mkdir -p "$out/obj"
@@ -359,7 +360,7 @@ suite_unit() {
             [ ! -f "$REPO/tests/unit/$f" ] || src=$REPO/tests/unit/$f
             objs+=("$out/obj/${f%.c}.o")
             [ -f "$out/obj/${f%.c}.o" ] ||
-                cc "${flags[@]}" -c -o "$out/obj/${f%.c}.o" "$src" "${libs[@]}" >> "$blog" 2>&1 ||
+                cc "${flags[@]}" "${cflags[@]}" -c -o "$out/obj/${f%.c}.o" "$src" >> "$blog" 2>&1 ||
                 break
         done
         if ! cc "${flags[@]}" -o "$out/$t" "${objs[@]}" "${libs[@]}" >> "$blog" 2>&1; then

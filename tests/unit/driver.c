@@ -313,7 +313,10 @@ bool udrv_poll(UDev *d, UQp *qp, struct rsim_cqe *cqe)
     return true;
 }
 
-/* Carry from's frames to to; true if there were any */
+/*
+ * Carry from's frames to to (to its port's receive handler: the MAC filter
+ * is QEMU's net.c's); true if there were any
+ */
 static bool udrv_carry(UDev *from, UDev *to, unsigned drop_every,
                        unsigned *n)
 {
@@ -330,7 +333,7 @@ static bool udrv_carry(UDev *from, UDev *to, unsigned drop_every,
         GByteArray *f = g_ptr_array_index(frames, i);
 
         ++*n;
-        if (!drop_every || *n % drop_every) {
+        if (!drop_every || ++from->carried % drop_every) {
             g_assert_true(to->s->roce_rx(to->s, f->data, f->len));
         }
     }

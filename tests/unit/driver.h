@@ -31,6 +31,7 @@ typedef struct UDev {
     uint32_t acq_head;
     uint32_t aeq_head;
     uint16_t id;
+    unsigned carried;           /* frames udrv_pump() carried from it */
 } UDev;
 
 /* An RC QP with its CQ (sends and receives) and a buffer with an MR */
@@ -73,8 +74,8 @@ void udrv_send(UDev *d, UQp *qp, uint64_t wr_id, unsigned opcode,
 bool udrv_poll(UDev *d, UQp *qp, struct rsim_cqe *cqe);
 /*
  * Run both devices and carry each one's frames to the other until neither
- * sends; drop_every: lose every n-th frame (0: none).  Returns the frames
- * carried.
+ * sends; drop_every: lose every n-th frame each sends (0: none), counted
+ * over all calls.  Returns the frames carried.
  */
 unsigned udrv_pump(UDev *a, UDev *b, unsigned drop_every);
 
