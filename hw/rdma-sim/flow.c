@@ -51,7 +51,8 @@
  *   being answered, by its responses: responder.c), the expected PSN is
  *   executed and acknowledged, and an answer that does not cover
  *   everything sent means the rest was lost: the requester goes back to
- *   it at once.  For a READ or atomic the request itself is sent again.
+ *   it at once.  For a READ or atomic the request itself is sent again
+ *   (a READ's from its first missing response: requester.c).
  *   Probes back off exponentially and count no retries: the QP's own
  *   retransmission timer and retry_cnt work exactly as IBTA says.
  *
