@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Run rdma-sim test suites and aggregate the results.
 #
-#   scripts/check.sh [all | smoke | qtest | vmtest | fuzz | sanitize | dkms | deb12 | deb13]...
+#   scripts/check.sh [all | unit | smoke | qtest | vmtest | fuzz | sanitize | dkms | deb12 | deb13]...
 #                                                       (default: all)
 #
-# Normally run through make (`make check`, `make smoke|qtest|vmtest`), which
-# first builds QEMU and refreshes the hooks in the QEMU tree.
+# Normally run through make (`make check`, `make unit|smoke|qtest|vmtest`),
+# which first builds QEMU (not for unit) and refreshes the hooks in the QEMU
+# tree.
 #
 # Output: one line per test on stdout, "PASS <name>", "FAIL <name> (why)" or
 # "SKIP <name> (why)", then exactly one line "N passed, N failed". Logs of
@@ -13,6 +14,8 @@
 # failed or a suite could not run. Logs: build/logs/<suite>/.
 #
 # Suites:
+#  unit    the device core's unit tests, built without QEMU (tests/unit;
+#          see suite_unit below): seconds, first
 #  smoke   the QEMU binary starts -M pc / -M q35 and knows the devices we need;
 #          the datasheet's property table matches the device (tests/docs);
 #          the device's VMState is the committed one (tests/migration);
@@ -50,13 +53,14 @@
 #          VM tests with Linux 6.12 guests on the default QEMU
 # The other suites use QEMU_BUILD (make's QEMU_VERSION; default the newest,
 # configs/generations) and the default guest kernel (the newest).
-# all is smoke, qtest, vmtest, dkms, fuzz, sanitize, deb12, deb13; with
+# all is unit, smoke, qtest, vmtest, dkms, fuzz, sanitize, deb12, deb13; with
 # CHECK_BUILDS=1 (make check) in two lanes, the older generations' QEMUs
 # built meanwhile (lane_b below).  With SANITIZE=1, smoke
-# and qtest run against build/qemu-fuzz (named san/...) and all is smoke,
-# qtest, fuzz: the VM tests are not run (TCG guests under ASan are too slow).
+# and qtest run against build/qemu-fuzz (named san/...) and all is unit,
+# smoke, qtest, fuzz: the VM tests are not run (TCG guests under ASan are too slow).
 #
 # Knobs (environment): QTEST_TIMEOUT (s, per qtest program, default 300),
+# UNIT_TIMEOUT (s, per unit test program, default 120),
 # VMTEST_TIMEOUT (s, per VM test, default 900), JOBS (ninja -j),
 # FUZZ_SMOKE_TIME (s per fuzz target, default 30), SANITIZE, QEMU_BUILD,
 # DEB12_QEMU_BUILD, DEB12_GUEST_ABI, DEB13_QEMU_BUILD, DEB13_GUEST_ABI.
@@ -315,12 +319,17 @@ tap_results() {
 
 # --- unit ----------------------------------------------------------------------
 # The device core's unit tests: tests/unit/*-test.c, each with the core
-# files its first comment "/* core: FILE... */" names (core.c: the unit
-# tests' device with the whole core) and the unit tests' host
-# (tests/unit/host.c), built plain (RDMA_SIM_PLAIN: glib and zlib,
+# files its first comment "/* core: FILE... */" names ("all": every core
+# file, with core.c and driver.c, the tests' own device and driver) and
+# the unit tests' host (tests/unit/host.c), built plain (RDMA_SIM_PLAIN: glib and zlib,
 # no QEMU; the trace events as functions that do nothing) with
 # AddressSanitizer and UBSan, and run with --tap.  Seconds: make check's
 # first suite.
+UNIT_TIMEOUT=${UNIT_TIMEOUT:-120}
+# The device core's files (docs/architecture.md, "The core and its host"),
+# which "core: all" names with the tests' own device and driver
+UNIT_CORE="regs.c admin.c completer.c fault.c flow.c mr.c qp.c queue.c requester.c
+responder.c teardown.c transport.c ud.c wqe.c xmit.c roce.c"
 UNIT_CFLAGS="-std=gnu11 -O1 -g -Wall -Wundef -Wmissing-prototypes -Wstrict-prototypes \
 -Wshadow=local -Wvla -Wwrite-strings -Wtype-limits -Wold-style-definition -Werror \
 -fsanitize=address,undefined -fno-sanitize-recover=undefined -DRDMA_SIM_PLAIN"
@@ -355,6 +364,7 @@ suite_unit() {
         # the first comment: "/* core: FILE... */", maybe over several lines;
         # core.c and driver.c are the unit tests' own (tests/unit)
         core=$(sed -n '0,/\*\//{s|/\*||; s|\*/||; s|^ \*||; s|core:||; p}' "$s")
+        [[ " $core " != *" all "* ]] || core="core.c driver.c $UNIT_CORE"
         for f in "$t.c" host.c $core; do
             src=$REPO/hw/rdma-sim/$f
             [ ! -f "$REPO/tests/unit/$f" ] || src=$REPO/tests/unit/$f
@@ -367,8 +377,8 @@ suite_unit() {
             fail "unit/$t" "build failed" "$blog"
             continue
         fi
-        timeout -k 10 120 "$out/$t" --tap < /dev/null > "$log" 2>&1 || rc=$?
-        tap_results "unit/$t" "$log" "$rc" 120
+        timeout -k 10 "$UNIT_TIMEOUT" "$out/$t" --tap < /dev/null > "$log" 2>&1 || rc=$?
+        tap_results "unit/$t" "$log" "$rc" "$UNIT_TIMEOUT"
     done
 }
 

@@ -63,20 +63,6 @@
 #include "transport.h"
 #include "trace.h"
 
-/* Probe timeout bounds, and before the first round trip was measured */
-#define RDMA_SIM_PTO_MIN_NS     (2 * SCALE_MS)
-#define RDMA_SIM_PTO_MAX_NS     (200 * SCALE_MS)
-#define RDMA_SIM_PTO_INITIAL_NS (5 * SCALE_MS)
-/* Doublings of the probe timeout while probes go unanswered */
-#define RDMA_SIM_PTO_MAX_BACKOFF 6
-
-/* The least the port's budget is cut to */
-#define RDMA_SIM_CWND_MIN       (16 * KiB)
-
-/* The READ responses' round trip while none was measured (see above) */
-#define RDMA_SIM_PACE_RTT_INITIAL_NS    SCALE_MS
-#define RDMA_SIM_PACE_RTT_MIN_NS        (250 * SCALE_US)
-
 static int64_t rdma_sim_flow_now(void)
 {
     return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);

@@ -1,7 +1,8 @@
 /*
  * rdma-sim: the platform interface's services as QEMU gives them - DMA to
- * and from guest memory, MSI-X interrupts, the guest error log, the
- * device's bottom halves, the VM's run state
+ * and from guest memory, MSI-X interrupts, the guest error log and the
+ * user log, the device's bottom halves, the VM's run state, the link's
+ * state
  *
  * The ground floor of the device: every other file may call these, and
  * they call nothing of the device's but its status (a device stopped by a

@@ -305,7 +305,7 @@ void qemu_bh_delete(QEMUBH *bh);
          (var) && ((next_var) = (var)->field.next, 1);                  \
          (var) = (next_var))
 
-/* The device's state holds no host object: the host keeps its own */
+/* The device's state holds no QEMU object: a pointer the host sets */
 #define RDMA_SIM_HOST_STATE     \
     void *host;
 

@@ -468,7 +468,6 @@ void rdma_sim_srq_attach(RdmaSimState *s, RdmaSimSrq *srq)
  * The end of every SRQ: its DESTROY_SRQ and the device's reset both come
  * here, as they come to rdma_sim_cq_destroy() for a CQ.
  */
-
 void rdma_sim_srq_destroy(RdmaSimState *s, RdmaSimSrq *srq)
 {
     s->pds[srq->pdn].refs--;

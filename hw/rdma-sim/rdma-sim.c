@@ -10,16 +10,13 @@
  */
 
 #include "qemu/osdep.h"
-#include "qemu/log.h"
 #include "qemu/module.h"
-#include "qemu/units.h"
 #include "qapi/error.h"
 #include "qapi/visitor.h"
 #include "hw/pci/msix.h"
 #include "migration/vmstate.h"
 #include "rdma-sim.h"
 #include "transport.h"
-#include "trace.h"
 
 static uint64_t rdma_sim_regs_mmio_read(void *opaque, hwaddr addr,
                                         unsigned size)
@@ -48,7 +45,7 @@ static const MemoryRegionOps rdma_sim_regs_ops = {
     },
 };
 
-static uint64_t rdma_sim_db_read(void *opaque, hwaddr addr, unsigned size)
+static uint64_t rdma_sim_db_mmio_read(void *opaque, hwaddr addr, unsigned size)
 {
     return 0;
 }
@@ -60,7 +57,7 @@ static void rdma_sim_db_mmio_write(void *opaque, hwaddr addr, uint64_t val,
 }
 
 static const MemoryRegionOps rdma_sim_db_ops = {
-    .read = rdma_sim_db_read,
+    .read = rdma_sim_db_mmio_read,
     .write = rdma_sim_db_mmio_write,
     .endianness = DEVICE_LITTLE_ENDIAN,
     .valid = {

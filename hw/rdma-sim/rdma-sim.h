@@ -14,7 +14,8 @@
  *   platform.c  DMA, MSI-X, the guest error log, bottom halves, from QEMU
  *   admin.c     admin queue and one function per admin command
  *   mr.c        page lists, the MR/stag table and address translation
- *   queue.c     rings in guest memory, CQ completions, event queues
+ *   queue.c     rings in guest memory, CQ completions, event queues, port
+ *               state reports, the engine's frame queues
  *   qp.c        QP objects and the QP state machine
  *   net.c       the QEMU NIC: Ethernet rings, frame filter and dispatch
  *   introspect.c  the objects and counters as QOM properties (qom-get)
@@ -509,7 +510,10 @@ void rdma_sim_net_transmit(RdmaSimState *s, const uint8_t *frame, size_t len);
 void rdma_sim_net_rx_ready(RdmaSimState *s);
 void rdma_sim_net_rx_frame(RdmaSimState *s, const uint8_t *buf, size_t size);
 
-/* The device's status, which every file asks */
+/*
+ * The device's status, which every file asks: its functions read the state
+ * above, so status.h comes after it
+ */
 #include "status.h"
 
 #endif /* HW_RDMA_SIM_H */

@@ -305,7 +305,6 @@ uint32_t rdma_sim_regs_read(RdmaSimState *s, uint64_t addr)
     return val;
 }
 
-
 /*
  * Unmasking a cause whose queue holds entries the driver has not consumed
  * signals at once, so nothing posted while masked goes unnoticed.
@@ -360,7 +359,6 @@ static void rdma_sim_write_aeq_head(RdmaSimState *s, uint32_t val)
 
 void rdma_sim_regs_write(RdmaSimState *s, uint64_t addr, uint32_t val)
 {
-
     if (s->busy) {
         rdma_sim_guest_error(s, "mmio", "register write 0x%" PRIx64
                              " from the device's own DMA", addr);
@@ -402,7 +400,6 @@ void rdma_sim_regs_write(RdmaSimState *s, uint64_t addr, uint32_t val)
         break;
     }
 }
-
 
 /*
  * Doorbell pages: page 0 (the kernel's) may ring any object, page n only

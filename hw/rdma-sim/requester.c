@@ -606,10 +606,8 @@ void rdma_sim_req_restart(RdmaSimState *s, RdmaSimQp *qp, uint32_t psn)
              * Ask again for the missing responses only, from the first
              * one to the end of its request: the responder answers a
              * duplicate request from the PSN asked for (IBTA: a retried
-             * READ rereads only what was not responded to).  Asking from
-             * the request's first packet made a responder that had sent
-             * part of it count a loss each time; one pacing its
-             * responses slowly never finished the request.
+             * READ rereads only what was not responded to), and one that
+             * has not sent them yet does not take it for a loss.
              */
             w->next_pkt = w->rcvd_pkts;
         }

@@ -1,8 +1,4 @@
-/*
- * core: core.c driver.c regs.c admin.c completer.c fault.c flow.c mr.c qp.c
- * queue.c requester.c responder.c teardown.c transport.c ud.c wqe.c xmit.c
- * roce.c
- */
+/* core: all */
 /*
  * Unit tests of the device core driven as a driver drives it: registers,
  * the admin queue and its completions, the async event queue, in guest
@@ -44,7 +40,7 @@ static void test_enable_query(void)
     g_assert_cmphex(le32_to_cpu(r.vendor_part_id), ==, RSIM_PCI_DEVICE_ID);
     g_assert_cmpuint(unit_host(a.s)->msix[0], ==, 2);
 
-    /* the link goes down: an event, and QUERY_PORT says so */
+    /* the link goes down: an event */
     unit_host(a.s)->link_down = true;
     rdma_sim_port_update(a.s, false);
     g_assert_cmpuint(udrv_event(&a, &object), ==, RSIM_EV_PORT_DOWN);

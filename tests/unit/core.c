@@ -9,7 +9,7 @@
 #include "host.h"
 #include "transport.h"
 
-RdmaSimState *unit_core_new(uint64_t mem_size, uint8_t host)
+RdmaSimState *unit_core_new(uint64_t mem_size, uint8_t addr)
 {
     RdmaSimState *s = unit_dev_new(mem_size);
     RdmaSimProps *p = &s->props;
@@ -33,21 +33,21 @@ RdmaSimState *unit_core_new(uint64_t mem_size, uint8_t host)
     rdma_sim_admin_init(s);
     rdma_sim_transport_init(s);
     memcpy(s->perm_mac, "\x52\x54\x00\x5e\x00", 5);
-    s->perm_mac[5] = host;
+    s->perm_mac[5] = addr;
     rdma_sim_reset_state(s);
     return s;
 }
 
-RdmaSimState *unit_core_ready(uint64_t mem_size, uint8_t host)
+RdmaSimState *unit_core_ready(uint64_t mem_size, uint8_t addr)
 {
-    RdmaSimState *s = unit_core_new(mem_size, host);
+    RdmaSimState *s = unit_core_new(mem_size, addr);
 
     s->dev_status = FIELD_DP32(s->dev_status, RSIM_DEV_STATUS, READY, 1);
     s->port_active = true;
     s->gids[0].valid = true;
     s->gids[0].gid[10] = s->gids[0].gid[11] = 0xff;
     s->gids[0].gid[12] = 10;
-    s->gids[0].gid[15] = host;
+    s->gids[0].gid[15] = addr;
     return s;
 }
 

@@ -34,11 +34,11 @@ uint64_t udrv_alloc(UDev *d, uint64_t size)
     return addr;
 }
 
-void udrv_start(UDev *d, uint8_t host, uint64_t mem_size)
+void udrv_start(UDev *d, uint8_t addr, uint64_t mem_size)
 {
     memset(d, 0, sizeof(*d));
-    d->s = unit_core_new(mem_size, host);
-    d->host = host;
+    d->s = unit_core_new(mem_size, addr);
+    d->addr = addr;
     d->next = UNIT_MEM_BASE;
     d->id = 0x100;
     d->aq = udrv_alloc(d, UDRV_AQ_DEPTH * RSIM_AQ_ENTRY_SIZE);
@@ -190,7 +190,7 @@ void udrv_qp(UDev *d, UQp *qp, uint32_t len)
 
     gid.gid[10] = gid.gid[11] = 0xff;
     gid.gid[12] = 10;
-    gid.gid[15] = d->host;
+    gid.gid[15] = d->addr;
     gid.type = RSIM_GID_TYPE_ROCE_V2;
     g_assert_cmpuint(udrv_cmd(d, RSIM_CMD_ADD_GID, (uint8_t *)&gid + 4,
                               sizeof(gid) - 4, NULL), ==, RSIM_STS_OK);
@@ -225,14 +225,14 @@ static void udrv_connect_one(UDev *a, UQp *qa, UDev *b, UQp *qb)
     at.qp_state = RSIM_QPS_RTR;
     at.av.dgid[10] = at.av.dgid[11] = 0xff;
     at.av.dgid[12] = 10;
-    at.av.dgid[15] = b->host;
+    at.av.dgid[15] = b->addr;
     memcpy(at.av.dmac, "\x52\x54\x00\x5e\x00", 5);
-    at.av.dmac[5] = b->host;
+    at.av.dmac[5] = b->addr;
     at.av.hop_limit = 64;
     at.av.network_type = RSIM_NET_IPV4;
     at.path_mtu = RSIM_MTU_1024;
     at.dest_qp_num = cpu_to_le32(qb->qpn);
-    at.rq_psn = cpu_to_le32(0x1000 + b->host);
+    at.rq_psn = cpu_to_le32(0x1000 + b->addr);
     at.max_dest_rd_atomic = 4;
     at.min_rnr_timer = 1;
     udrv_modify(a, qa->qpn, &at, RSIM_QP_AV | RSIM_QP_PATH_MTU |
@@ -244,7 +244,7 @@ static void udrv_connect_one(UDev *a, UQp *qa, UDev *b, UQp *qb)
     at.timeout = 14;                    /* 67 ms */
     at.retry_cnt = 7;
     at.rnr_retry = 7;
-    at.sq_psn = cpu_to_le32(0x1000 + a->host);
+    at.sq_psn = cpu_to_le32(0x1000 + a->addr);
     at.max_rd_atomic = 4;
     udrv_modify(a, qa->qpn, &at, RSIM_QP_TIMEOUT | RSIM_QP_RETRY_CNT |
                 RSIM_QP_RNR_RETRY | RSIM_QP_SQ_PSN |
@@ -332,9 +332,9 @@ static bool udrv_carry(UDev *from, UDev *to, unsigned drop_every,
     for (unsigned i = 0; i < frames->len; i++) {
         GByteArray *f = g_ptr_array_index(frames, i);
 
-        ++*n;
-        if (!drop_every || ++from->carried % drop_every) {
+        if (!drop_every || ++from->sent % drop_every) {
             g_assert_true(to->s->roce_rx(to->s, f->data, f->len));
+            ++*n;
         }
     }
     return any;

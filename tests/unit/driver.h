@@ -24,14 +24,14 @@ typedef struct URing {
 
 typedef struct UDev {
     RdmaSimState *s;
-    uint8_t host;               /* MAC ...:<host>, GID ::ffff:10.0.0.<host> */
+    uint8_t addr;               /* MAC ...:<addr>, GID ::ffff:10.0.0.<addr> */
     uint64_t next;              /* guest memory not yet handed out */
     uint64_t aq, acq, aeq;
     uint32_t aq_tail;
     uint32_t acq_head;
     uint32_t aeq_head;
     uint16_t id;
-    unsigned carried;           /* frames udrv_pump() carried from it */
+    unsigned sent;              /* its frames udrv_pump() counted for losses */
 } UDev;
 
 /* An RC QP with its CQ (sends and receives) and a buffer with an MR */
@@ -46,7 +46,7 @@ typedef struct UQp {
 
 void udrv_regs(UDev *d, uint64_t aq);
 /* A device as a driver's probe leaves it: enabled, interrupts unmasked */
-void udrv_start(UDev *d, uint8_t host, uint64_t mem_size);
+void udrv_start(UDev *d, uint8_t addr, uint64_t mem_size);
 void udrv_stop(UDev *d);
 uint64_t udrv_alloc(UDev *d, uint64_t size);
 /* Post an admin command and take its completion: its status */
@@ -75,7 +75,7 @@ bool udrv_poll(UDev *d, UQp *qp, struct rsim_cqe *cqe);
 /*
  * Run both devices and carry each one's frames to the other until neither
  * sends; drop_every: lose every n-th frame each sends (0: none), counted
- * over all calls.  Returns the frames carried.
+ * over all calls.  Returns the frames delivered.
  */
 unsigned udrv_pump(UDev *a, UDev *b, unsigned drop_every);
 

@@ -1,11 +1,9 @@
-/*
- * core: core.c regs.c admin.c completer.c fault.c flow.c mr.c qp.c queue.c
- * requester.c responder.c teardown.c transport.c ud.c wqe.c xmit.c roce.c
- */
+/* core: all */
 /*
  * Unit tests of the device core as a whole, built plain (every core file,
- * on the unit tests' host): what the engine makes of frames from the
- * network, which may be anything.
+ * on the unit tests' host): the engine's receive path, up to the QP a
+ * frame is for, with frames from the network, which may be anything (a
+ * device with QPs: rc-test.c).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

@@ -35,13 +35,13 @@ RdmaSimState *unit_dev_new(uint64_t mem_size);
 void unit_dev_free(RdmaSimState *s);
 /*
  * ... with the whole core (tests/unit files that link core.c and every
- * core file), small properties and MAC 52:54:00:5e:00:<host>, as QEMU
+ * core file), small properties and MAC 52:54:00:5e:00:<addr>, as QEMU
  * realizes it: disabled, in its power-on state
  */
-RdmaSimState *unit_core_new(uint64_t mem_size, uint8_t host);
+RdmaSimState *unit_core_new(uint64_t mem_size, uint8_t addr);
 void unit_core_free(RdmaSimState *s);
-/* ... enabled without an admin queue's use, GID 0 ::ffff:10.0.0.<host> */
-RdmaSimState *unit_core_ready(uint64_t mem_size, uint8_t host);
+/* ... enabled without an admin queue's use, GID 0 ::ffff:10.0.0.<addr> */
+RdmaSimState *unit_core_ready(uint64_t mem_size, uint8_t addr);
 UnitHost *unit_host(RdmaSimState *s);
 
 /* Guest memory at guest address addr, which must hold len bytes */

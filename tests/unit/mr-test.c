@@ -156,7 +156,7 @@ static void test_pl_hostile(void)
     put_entry(s, pl.addr + 8 * 2, page_addr(5) + 8);
     g_assert_cmpint(rdma_sim_pl_map(s, &pl, 2 * PAGE, 8, &seg), ==,
                     RSIM_STS_DMA);
-    /* the last page below 2^64 is a page; its DMA fails (host.c) */
+    /* the last page below 2^64 is a page like any other: it maps */
     put_entry(s, pl.addr + 8 * 3, -PAGE);
     g_assert_cmpint(rdma_sim_pl_map(s, &pl, 3 * PAGE + 8, 16, &seg), ==,
                     RSIM_STS_OK);
@@ -177,6 +177,7 @@ static void test_pl_hostile(void)
     g_assert_cmpint(rdma_sim_pl_map(s, &l2, 0, 8, &seg), ==, RSIM_STS_DMA);
     g_assert_cmpuint(unit_host(s)->dma_errors, ==, 2);
 
+    /* a stopped device's DMA is refused (the host's rule, as platform.c's) */
     s->dev_status = FIELD_DP32(s->dev_status, RSIM_DEV_STATUS, FATAL, 1);
     g_assert_cmpint(rdma_sim_pl_map(s, &pl, 4 * PAGE, 8, &seg), ==,
                     RSIM_STS_DMA);

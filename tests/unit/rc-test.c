@@ -1,8 +1,4 @@
-/*
- * core: core.c driver.c regs.c admin.c completer.c fault.c flow.c mr.c qp.c
- * queue.c requester.c responder.c teardown.c transport.c ud.c wqe.c xmit.c
- * roce.c
- */
+/* core: all */
 /*
  * Unit tests of the RC transport between two devices built plain: each
  * device's frames are carried to the other by the test (maybe losing
@@ -13,6 +9,7 @@
  */
 
 #include "driver.h"
+#include "xport.h"
 
 #define MEM_SIZE        (2 * MiB)
 #define BUF_LEN         (64 * 1024)
@@ -183,8 +180,8 @@ static void test_read_slow_pace(void)
     Pair p;
 
     pair_start(&p);
-    p.b.s->tx_pace_rtt_ns = 200 * SCALE_MS;
-    p.b.s->tx_cwnd = 16 * KiB;
+    p.b.s->tx_pace_rtt_ns = RDMA_SIM_PTO_MAX_NS;
+    p.b.s->tx_cwnd = RDMA_SIM_CWND_MIN;
     udrv_send(&p.a, &p.qa, 0x40, RSIM_WR_RDMA_READ, 0, BUF_LEN, p.qb.buf,
               p.qb.rkey);
     for (ms = 0; ms < 5000 && !done; ms++) {
@@ -200,6 +197,9 @@ static void test_read_slow_pace(void)
                    p.b.s->stats[RSIM_STAT_DUP_REQ],
                    p.b.s->stats[RSIM_STAT_TX_BUDGET_CUTS]);
     g_assert_true(done);
+    /* the requester did ask again before the responses came */
+    g_assert_cmpuint(p.a.s->stats[RSIM_STAT_LOSS_PROBES], >, 0);
+    g_assert_cmpuint(p.b.s->stats[RSIM_STAT_DUP_REQ], >, 0);
     g_assert_cmphex(le64_to_cpu(c.wr_id), ==, 0x40);
     g_assert_cmpuint(le32_to_cpu(c.status), ==, RSIM_WC_SUCCESS);
     expect_same(&p, 0, 0, BUF_LEN);
