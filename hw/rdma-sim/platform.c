@@ -82,7 +82,7 @@ static MemTxResult rdma_sim_dma_rw(RdmaSimState *s, dma_addr_t addr,
 {
     MemTxResult r;
 
-    if ((len && addr + len - 1 < addr) || rdma_sim_stopped(s)) {
+    if (rdma_sim_dma_refused(s, addr, len)) {
         return MEMTX_DECODE_ERROR;
     }
     r = pci_dma_rw(PCI_DEVICE(s), addr, buf, len, dir, MEMTXATTRS_UNSPECIFIED);

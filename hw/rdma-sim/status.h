@@ -21,4 +21,14 @@ static inline bool rdma_sim_stopped(RdmaSimState *s)
     return FIELD_EX32(s->dev_status, RSIM_DEV_STATUS, FATAL);
 }
 
+/*
+ * Refuse a DMA transfer of len bytes at addr: the range wraps, or the
+ * device is stopped (every host's DMA applies this rule)
+ */
+static inline bool rdma_sim_dma_refused(RdmaSimState *s, uint64_t addr,
+                                        uint64_t len)
+{
+    return (len && addr + len - 1 < addr) || rdma_sim_stopped(s);
+}
+
 #endif /* HW_RDMA_SIM_STATUS_H */

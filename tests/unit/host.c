@@ -69,8 +69,7 @@ static MemTxResult unit_dma(RdmaSimState *s, dma_addr_t addr, void *buf,
     UnitHost *h = s->host;
     uint64_t off = addr - UNIT_MEM_BASE;
 
-    /* as platform.c: a range that wraps, or a stopped device, is refused */
-    if ((len && addr + len - 1 < addr) || rdma_sim_stopped(s)) {
+    if (rdma_sim_dma_refused(s, addr, len)) {
         return MEMTX_DECODE_ERROR;
     }
     if (addr < UNIT_MEM_BASE || off > h->mem_size || len > h->mem_size - off) {

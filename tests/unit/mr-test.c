@@ -177,7 +177,7 @@ static void test_pl_hostile(void)
     g_assert_cmpint(rdma_sim_pl_map(s, &l2, 0, 8, &seg), ==, RSIM_STS_DMA);
     g_assert_cmpuint(unit_host(s)->dma_errors, ==, 2);
 
-    /* a stopped device's DMA is refused (the host's rule, as platform.c's) */
+    /* a stopped device's DMA is refused (rdma_sim_dma_refused) */
     s->dev_status = FIELD_DP32(s->dev_status, RSIM_DEV_STATUS, FATAL, 1);
     g_assert_cmpint(rdma_sim_pl_map(s, &pl, 4 * PAGE, 8, &seg), ==,
                     RSIM_STS_DMA);
