@@ -10,7 +10,7 @@
  */
 
 #include "platform.h"
-#include "rdma-sim.h"
+#include "device.h"
 #include "transport.h"
 #include "trace.h"
 
@@ -86,11 +86,6 @@ static enum rsim_status rdma_sim_check_destroy(RdmaSimCmd *c, bool exists,
         return refuse(c, RSIM_STS_BUSY, in_use);
     }
     return RSIM_STS_OK;
-}
-
-bool rdma_sim_pd_valid(RdmaSimState *s, uint32_t pdn)
-{
-    return pdn < s->props.max_pd && s->pds[pdn].valid;
 }
 
 /*
@@ -212,16 +207,6 @@ static enum rsim_status rdma_sim_cmd_query_stats(RdmaSimState *s, RdmaSimCmd *c)
 /*
  * Event queues and Ethernet rings
  */
-
-uint32_t rdma_sim_num_eqs(RdmaSimState *s)
-{
-    return s->props.msix_vectors - 1;
-}
-
-RdmaSimEq *rdma_sim_eq_lookup(RdmaSimState *s, uint32_t eqn)
-{
-    return eqn < rdma_sim_num_eqs(s) && s->eqs[eqn].valid ? &s->eqs[eqn] : NULL;
-}
 
 static enum rsim_status rdma_sim_cmd_create_eq(RdmaSimState *s, RdmaSimCmd *c)
 {
@@ -392,20 +377,19 @@ static uint32_t rdma_sim_max_depth(uint32_t max_entries)
 static enum rsim_status rdma_sim_cmd_create_cq(RdmaSimState *s, RdmaSimCmd *c)
 {
     const struct rsim_cmd_create_cq *p = CMD(c, struct rsim_cmd_create_cq);
-    RdmaSimEq *eq = rdma_sim_eq_lookup(s, le32_to_cpu(p->eqn));
-    uint32_t db_page = le32_to_cpu(p->db_page);
+    g_autofree RdmaSimCq *cq = g_new0(RdmaSimCq, 1);
+    const char *why;
     enum rsim_status st;
-    RdmaSimCq *cq;
     uint32_t cqn;
 
     if (RESERVED_SET(c, p->reserved)) {
         return RSIM_STS_RESERVED;
     }
-    if (!eq) {
-        return refuse(c, RSIM_STS_BAD_HANDLE, "no such EQ");
-    }
-    if (db_page >= s->props.db_pages) {
-        return refuse(c, RSIM_STS_INVALID, "doorbell page beyond DB_PAGES");
+    cq->eqn = le32_to_cpu(p->eqn);
+    cq->db_page = le32_to_cpu(p->db_page);
+    st = rdma_sim_cq_new_check(s, cq, &why);
+    if (st != RSIM_STS_OK) {
+        return refuse(c, st, why);
     }
     for (cqn = 0; cqn < s->props.max_cq && s->cqs[cqn]; cqn++) {
         continue;
@@ -413,19 +397,16 @@ static enum rsim_status rdma_sim_cmd_create_cq(RdmaSimState *s, RdmaSimCmd *c)
     if (cqn == s->props.max_cq) {
         return refuse(c, RSIM_STS_NO_RESOURCES, "all CQs in use");
     }
-    cq = g_new0(RdmaSimCq, 1);
     st = rdma_sim_ring_init(s, &cq->ring, &p->q, RSIM_CQE_SIZE,
                             1u << RSIM_CQE_LOG2_SLOT,
                             rdma_sim_max_depth(s->props.max_cqe));
     if (st != RSIM_STS_OK) {
-        g_free(cq);
         return refuse(c, st, "bad CQ ring descriptor");
     }
     cq->cqn = cqn;
-    cq->eqn = eq - s->eqs;
-    cq->db_page = db_page;
     rdma_sim_cq_attach(s, cq);
     trace_rdma_sim_cq_create(cqn, cq->ring.depth, cq->eqn);
+    g_steal_pointer(&cq);       /* the table's now */
     rdma_sim_set_handle(c, cqn, 0);
     return RSIM_STS_OK;
 }
@@ -533,77 +514,55 @@ static enum rsim_status rdma_sim_qp_alloc_qpn(RdmaSimState *s, uint8_t type,
 static enum rsim_status rdma_sim_cmd_create_qp(RdmaSimState *s, RdmaSimCmd *c)
 {
     const struct rsim_cmd_create_qp *p = CMD(c, struct rsim_cmd_create_qp);
-    uint32_t pdn = le32_to_cpu(p->pdn);
-    uint32_t srqn = le32_to_cpu(p->srqn);
-    uint32_t max_inline = le16_to_cpu(p->max_inline);
-    uint32_t db_page = le16_to_cpu(p->db_page);
-    RdmaSimCq *scq = rdma_sim_cq_lookup(s, le32_to_cpu(p->send_cqn));
-    RdmaSimCq *rcq = rdma_sim_cq_lookup(s, le32_to_cpu(p->recv_cqn));
-    RdmaSimSrq *srq = NULL;
     uint32_t max_depth = rdma_sim_max_depth(s->props.max_qp_wr);
     uint32_t next_qpn = s->next_qpn;
+    g_autofree RdmaSimQp *qp = g_new0(RdmaSimQp, 1);
+    RdmaSimSrq *srq;
+    const char *why;
     enum rsim_status st;
-    RdmaSimQp *qp;
     uint32_t qpn;
 
     if (RESERVED_SET(c, p->reserved)) {
         return RSIM_STS_RESERVED;
     }
-    if (p->qp_type != RSIM_QPT_RC && p->qp_type != RSIM_QPT_UC &&
-        p->qp_type != RSIM_QPT_UD && p->qp_type != RSIM_QPT_GSI) {
-        return refuse(c, RSIM_STS_UNSUPPORTED,
-                      "QP type not RC, UC, UD or GSI");
-    }
     if (p->flags & ~RSIM_QP_FLAG_SQ_SIG_ALL) {
         return refuse(c, RSIM_STS_RESERVED, "unknown QP flags");
     }
-    if (!rdma_sim_pd_valid(s, pdn)) {
-        return refuse(c, RSIM_STS_BAD_HANDLE, "no such PD");
+    qp->type = p->qp_type;
+    qp->pdn = le32_to_cpu(p->pdn);
+    qp->send_cqn = le32_to_cpu(p->send_cqn);
+    qp->recv_cqn = le32_to_cpu(p->recv_cqn);
+    qp->srqn = le32_to_cpu(p->srqn);
+    qp->max_send_sge = p->max_send_sge;
+    qp->max_recv_sge = p->max_recv_sge;
+    qp->max_inline = le16_to_cpu(p->max_inline);
+    qp->db_page = le16_to_cpu(p->db_page);
+    st = rdma_sim_qp_new_check(s, qp, &why);
+    if (st != RSIM_STS_OK) {
+        return refuse(c, st, why);
     }
-    if (!scq || !rcq) {
-        return refuse(c, RSIM_STS_BAD_HANDLE, "no such send or receive CQ");
+    srq = rdma_sim_srq_lookup(s, qp->srqn);
+    if (srq && RESERVED_SET(c, p->rq)) {
+        return RSIM_STS_RESERVED;
     }
-    if (srqn != RSIM_NO_SRQ) {
-        srq = rdma_sim_srq_lookup(s, srqn);
-        if (!srq) {
-            return refuse(c, RSIM_STS_BAD_HANDLE, "no such SRQ");
-        }
-        if (RESERVED_SET(c, p->rq)) {
-            return RSIM_STS_RESERVED;
-        }
-    }
-    if (p->max_send_sge > s->props.max_sge ||
-        p->max_recv_sge > s->props.max_sge ||
-        max_inline > s->props.max_inline) {
-        return refuse(c, RSIM_STS_LIMIT,
-                      "SGEs or inline size above the caps");
-    }
-    if (db_page >= s->props.db_pages) {
-        return refuse(c, RSIM_STS_INVALID, "doorbell page beyond DB_PAGES");
-    }
-    st = rdma_sim_qp_alloc_qpn(s, p->qp_type, &qpn);
+    st = rdma_sim_qp_alloc_qpn(s, qp->type, &qpn);
     if (st != RSIM_STS_OK) {
         return refuse(c, st, st == RSIM_STS_EXISTS ? "a GSI QP exists"
                       : "all QPs in use");
     }
 
-    qp = g_new0(RdmaSimQp, 1);
-    qp->max_send_sge = p->max_send_sge;
-    qp->max_recv_sge = p->max_recv_sge;
-    qp->max_inline = max_inline;
     st = rdma_sim_ring_init(s, &qp->sq, &p->sq, RSIM_SEND_WQE_HDR_SIZE +
-                            MAX(16u * p->max_send_sge, max_inline),
+                            MAX(16u * qp->max_send_sge, qp->max_inline),
                             rdma_sim_sq_elem_max(s), max_depth);
     if (st == RSIM_STS_OK && !srq) {
         st = rdma_sim_ring_init(s, &qp->rq, &p->rq, RSIM_RECV_WQE_HDR_SIZE +
-                                16u * p->max_recv_sge,
+                                16u * qp->max_recv_sge,
                                 rdma_sim_rq_elem_max(s), max_depth);
         if (st != RSIM_STS_OK) {
             rdma_sim_ring_free(s, &qp->sq);
         }
     }
     if (st != RSIM_STS_OK) {
-        g_free(qp);
         s->next_qpn = next_qpn;     /* a refused command changes nothing */
         return refuse(c, st, st == RSIM_STS_NO_RESOURCES ?
                       "device memory for rings exhausted" :
@@ -614,23 +573,17 @@ static enum rsim_status rdma_sim_cmd_create_qp(RdmaSimState *s, RdmaSimCmd *c)
     if (!rdma_sim_host_mem_get(s, qp->xport_mem)) {
         rdma_sim_ring_free(s, &qp->sq);
         rdma_sim_ring_free(s, &qp->rq);
-        g_free(qp);
         s->next_qpn = next_qpn;
         return refuse(c, RSIM_STS_NO_RESOURCES,
                       "device memory for QPs exhausted");
     }
     qp->qpn = qpn;
-    qp->type = p->qp_type;
     qp->state = RSIM_QPS_RESET;
     qp->sig_all = p->flags & RSIM_QP_FLAG_SQ_SIG_ALL;
-    qp->db_page = db_page;
-    qp->pdn = pdn;
-    qp->send_cqn = scq->cqn;
-    qp->recv_cqn = rcq->cqn;
-    qp->srqn = srqn;
     rdma_sim_qp_attach(s, qp);
     trace_rdma_sim_qp_create(qpn, qp->type, qp->sq.depth,
                              srq ? 0 : qp->rq.depth);
+    g_steal_pointer(&qp);       /* the table's now */
     rdma_sim_set_handle(c, qpn, 0);
     return RSIM_STS_OK;
 }
@@ -723,27 +676,21 @@ static enum rsim_status rdma_sim_cmd_destroy_qp(RdmaSimState *s, RdmaSimCmd *c)
 static enum rsim_status rdma_sim_cmd_create_srq(RdmaSimState *s, RdmaSimCmd *c)
 {
     const struct rsim_cmd_create_srq *p = CMD(c, struct rsim_cmd_create_srq);
-    uint32_t pdn = le32_to_cpu(p->pdn);
-    uint32_t limit = le32_to_cpu(p->limit);
-    uint32_t db_page = le16_to_cpu(p->db_page);
+    g_autofree RdmaSimSrq *srq = g_new0(RdmaSimSrq, 1);
+    const char *why;
     enum rsim_status st;
-    RdmaSimSrq *srq;
     uint32_t srqn;
 
     if (RESERVED_SET(c, p->reserved) || RESERVED_SET(c, p->reserved0)) {
         return RSIM_STS_RESERVED;
     }
-    if (!rdma_sim_pd_valid(s, pdn)) {
-        return refuse(c, RSIM_STS_BAD_HANDLE, "no such PD");
-    }
-    if (!p->max_sge) {
-        return refuse(c, RSIM_STS_INVALID, "SRQ with 0 SGEs");
-    }
-    if (p->max_sge > s->props.max_sge) {
-        return refuse(c, RSIM_STS_LIMIT, "SRQ SGEs above CAP_MAX_SRQ_SGE");
-    }
-    if (db_page >= s->props.db_pages) {
-        return refuse(c, RSIM_STS_INVALID, "doorbell page beyond DB_PAGES");
+    srq->pdn = le32_to_cpu(p->pdn);
+    srq->db_page = le16_to_cpu(p->db_page);
+    srq->max_sge = p->max_sge;
+    srq->limit = le32_to_cpu(p->limit);
+    st = rdma_sim_srq_new_check(s, srq, &why);
+    if (st != RSIM_STS_OK) {
+        return refuse(c, st, why);
     }
     for (srqn = 0; srqn < s->props.max_srq && s->srqs[srqn]; srqn++) {
         continue;
@@ -751,27 +698,21 @@ static enum rsim_status rdma_sim_cmd_create_srq(RdmaSimState *s, RdmaSimCmd *c)
     if (srqn == s->props.max_srq) {
         return refuse(c, RSIM_STS_NO_RESOURCES, "all SRQs in use");
     }
-    srq = g_new0(RdmaSimSrq, 1);
     st = rdma_sim_ring_init(s, &srq->ring, &p->q,
                             RSIM_RECV_WQE_HDR_SIZE + 16u * p->max_sge,
                             rdma_sim_rq_elem_max(s),
                             rdma_sim_max_depth(s->props.max_qp_wr));
     if (st != RSIM_STS_OK) {
-        g_free(srq);
         return refuse(c, st, "bad SRQ ring descriptor");
     }
-    if (limit >= srq->ring.depth) {
+    if (srq->limit >= srq->ring.depth) {
         rdma_sim_ring_free(s, &srq->ring);
-        g_free(srq);
         return refuse(c, RSIM_STS_INVALID, "SRQ limit not below its depth");
     }
     srq->srqn = srqn;
-    srq->pdn = pdn;
-    srq->db_page = db_page;
-    srq->max_sge = p->max_sge;
-    srq->limit = limit;
     rdma_sim_srq_attach(s, srq);
-    trace_rdma_sim_srq_create(srqn, srq->ring.depth, limit);
+    trace_rdma_sim_srq_create(srqn, srq->ring.depth, srq->limit);
+    g_steal_pointer(&srq);      /* the table's now */
     rdma_sim_set_handle(c, srqn, 0);
     return RSIM_STS_OK;
 }

@@ -12,7 +12,7 @@
  */
 
 #include "platform.h"
-#include "transport.h"
+#include "stages.h"
 #include "trace.h"
 
 /* IBTA RNR NAK timer field to nanoseconds */
@@ -66,7 +66,7 @@ static bool rdma_sim_comp_sq_cons(RdmaSimState *s, RdmaSimQp *qp)
                                   qp->sq_cons)) {
         rdma_sim_guest_error(s, "sq", "QP %u SQ header not writable",
                              qp->qpn);
-        rdma_sim_qp_fail(s, qp, RSIM_EV_QP_FATAL);
+        rdma_sim_xport_fail(qp, RSIM_EV_QP_FATAL);
         return true;
     }
     return false;
@@ -79,7 +79,7 @@ void rdma_sim_comp_run(RdmaSimState *s, RdmaSimQp *qp)
     RdmaSimCq *cq = rdma_sim_cq_lookup(s, qp->send_cqn);
     bool progress = false;
 
-    if (!x || qp->state == RSIM_QPS_ERR) {
+    if (!x || rdma_sim_xport_failed(qp)) {
         return;             /* in ERR, qp.c flushes what is left */
     }
     while (qp->sq_cons != x->fetched) {
@@ -138,7 +138,7 @@ void rdma_sim_comp_run(RdmaSimState *s, RdmaSimQp *qp)
         if (status && qp->type == RSIM_QPT_RC) {
             /* the consumer index went out with the completion above */
             trace_rdma_sim_wqe_error(qp->qpn, w->opcode, status);
-            rdma_sim_qp_fail(s, qp, 0);
+            rdma_sim_xport_fail(qp, 0);
             return;
         }
     }
@@ -366,7 +366,7 @@ static void rdma_sim_comp_rnr(RdmaSimState *s, RdmaSimQp *qp,
     s->stats[RSIM_STAT_RNR_NAK_RCVD]++;
     rdma_sim_comp_advance(s, qp, pkt->psn);
     rdma_sim_comp_run(s, qp);
-    if (qp->state == RSIM_QPS_ERR || x->rnr_wait) {
+    if (rdma_sim_xport_failed(qp) || x->rnr_wait) {
         return;
     }
     if (qp->rnr_retry != 7) {
@@ -402,7 +402,7 @@ static void rdma_sim_comp_nak(RdmaSimState *s, RdmaSimQp *qp,
 
     rdma_sim_comp_advance(s, qp, pkt->psn);
     rdma_sim_comp_run(s, qp);
-    if (qp->state == RSIM_QPS_ERR) {
+    if (rdma_sim_xport_failed(qp)) {
         return;
     }
     switch (pkt->syndrome) {
@@ -465,7 +465,7 @@ void rdma_sim_comp_rx(RdmaSimState *s, RdmaSimQp *qp, const RocePkt *pkt)
      * Whatever happened, unacknowledged PSNs need the timer: a resent
      * packet can be lost again.
      */
-    if (qp->state != RSIM_QPS_ERR) {
+    if (!rdma_sim_xport_failed(qp)) {
         rdma_sim_retry_timer_update(s, qp);
     }
 }
@@ -480,7 +480,7 @@ void rdma_sim_comp_timeout(RdmaSimState *s, RdmaSimQp *qp)
     }
     if (x->cq_stalled) {
         rdma_sim_comp_run(s, qp);
-        if (x->cq_stalled) {
+        if (x->cq_stalled || x->fail) {
             return;
         }
     }

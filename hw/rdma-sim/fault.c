@@ -15,7 +15,7 @@
  */
 
 #include "platform.h"
-#include "rdma-sim.h"
+#include "device.h"
 #include "trace.h"
 
 /* xorshift64*: a small generator whose sequence the fault-seed fixes */

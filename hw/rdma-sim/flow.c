@@ -60,7 +60,7 @@
  */
 
 #include "platform.h"
-#include "transport.h"
+#include "stages.h"
 #include "trace.h"
 
 static int64_t rdma_sim_flow_now(void)

@@ -29,7 +29,7 @@
 #include "qemu/osdep.h"
 #include "qapi/error.h"
 #include "qapi/visitor.h"
-#include "rdma-sim.h"
+#include "device.h"
 #include "transport.h"
 
 /* The visitor calls for one value: output visitors take a pointer */

@@ -30,8 +30,9 @@
 #include "hw/pci/msix.h"
 #include "migration/qemu-file-types.h"
 #include "migration/vmstate.h"
-#include "rdma-sim.h"
+#include "device.h"
 #include "transport.h"
+#include "stages.h"
 #include "trace.h"
 
 /* Ends a table's list of entries and a frame queue's list of frames */
@@ -881,12 +882,15 @@ static int rdma_sim_cq_loaded(QEMUFile *f, RdmaSimState *s, uint32_t i,
                               void *e)
 {
     RdmaSimCq *cq = e;
-    RdmaSimEq *eq = rdma_sim_eq_lookup(s, cq->eqn);
+    const char *why;
 
-    if (cq->cqn != i || !eq || cq->db_page >= s->props.db_pages ||
-        cq->arm > RSIM_CQ_ARM_SOLICITED || !cq->ring.depth ||
+    /* what CREATE_CQ checks (queue.c), then what only a stream can */
+    if (rdma_sim_cq_new_check(s, cq, &why) != RSIM_STS_OK) {
+        return rdma_sim_no_entry(s, "CQ", i, why, cq, &cq->ring, NULL);
+    }
+    if (cq->cqn != i || cq->arm > RSIM_CQ_ARM_SOLICITED || !cq->ring.depth ||
         cq->prod >= cq->ring.depth) {
-        return rdma_sim_no_entry(s, "CQ", i, "bad number, EQ or ring", cq,
+        return rdma_sim_no_entry(s, "CQ", i, "bad number, arm or ring", cq,
                                  &cq->ring, NULL);
     }
     if (!rdma_sim_host_mem_get(s, cq->ring.host_mem)) {
@@ -895,7 +899,7 @@ static int rdma_sim_cq_loaded(QEMUFile *f, RdmaSimState *s, uint32_t i,
     }
     rdma_sim_cq_attach(s, cq);
     if (cq->event_waiting) {
-        QTAILQ_INSERT_TAIL(&eq->waiting, cq, wait_link);
+        QTAILQ_INSERT_TAIL(&s->eqs[cq->eqn].waiting, cq, wait_link);
     }
     return 0;
 }
@@ -910,13 +914,16 @@ static int rdma_sim_srq_loaded(QEMUFile *f, RdmaSimState *s, uint32_t i,
                                void *e)
 {
     RdmaSimSrq *srq = e;
+    const char *why;
 
-    if (srq->srqn != i || !rdma_sim_pd_valid(s, srq->pdn) ||
-        srq->db_page >= s->props.db_pages ||
-        srq->max_sge > s->props.max_sge || !srq->ring.depth ||
-        srq->limit >= srq->ring.depth || srq->cons >= srq->ring.depth) {
-        return rdma_sim_no_entry(s, "SRQ", i, "bad number, PD or ring", srq,
-                                 &srq->ring, NULL);
+    /* what CREATE_SRQ checks (queue.c), then what only a stream can */
+    if (rdma_sim_srq_new_check(s, srq, &why) != RSIM_STS_OK) {
+        return rdma_sim_no_entry(s, "SRQ", i, why, srq, &srq->ring, NULL);
+    }
+    if (srq->srqn != i || !srq->ring.depth || srq->limit >= srq->ring.depth ||
+        srq->cons >= srq->ring.depth) {
+        return rdma_sim_no_entry(s, "SRQ", i, "bad number, limit or ring",
+                                 srq, &srq->ring, NULL);
     }
     if (!rdma_sim_host_mem_get(s, srq->ring.host_mem)) {
         return rdma_sim_no_entry(s, "SRQ", i, "host memory budget exceeded",
@@ -973,34 +980,25 @@ static int rdma_sim_qp_load_xport(QEMUFile *f, RdmaSimState *s,
     return rdma_sim_wqes_load(f, qp);
 }
 
-static bool rdma_sim_qp_type_ok(uint8_t type)
-{
-    return type == RSIM_QPT_GSI || type == RSIM_QPT_RC ||
-           type == RSIM_QPT_UC || type == RSIM_QPT_UD;
-}
-
 static int rdma_sim_qp_loaded(QEMUFile *f, RdmaSimState *s, uint32_t i,
                               void *e)
 {
     RdmaSimQp *qp = e;
-    RdmaSimCq *scq = rdma_sim_cq_lookup(s, qp->send_cqn);
-    RdmaSimCq *rcq = rdma_sim_cq_lookup(s, qp->recv_cqn);
     RdmaSimSrq *srq = rdma_sim_srq_lookup(s, qp->srqn);
     bool on_work_list = qp->on_work_list, flow_blocked = qp->flow_blocked;
+    const char *why;
 
-    if (qp->qpn != i || !i || !rdma_sim_qp_type_ok(qp->type) ||
-        qp->state > RSIM_QPS_ERR || !rdma_sim_pd_valid(s, qp->pdn) ||
-        !scq || !rcq || (qp->srqn != RSIM_NO_SRQ && !srq) ||
-        qp->db_page >= s->props.db_pages ||
-        qp->max_send_sge > s->props.max_sge ||
-        qp->max_recv_sge > s->props.max_sge ||
-        qp->max_inline > s->props.max_inline ||
+    /* what CREATE_QP checks (qp.c), then what only a stream can get wrong */
+    if (rdma_sim_qp_new_check(s, qp, &why) != RSIM_STS_OK) {
+        return rdma_sim_no_entry(s, "QP", i, why, qp, &qp->sq, &qp->rq);
+    }
+    if (qp->qpn != i || !i || qp->state > RSIM_QPS_ERR ||
         qp->max_dest_rd_atomic > s->props.max_rd_atom ||
         !qp->sq.depth || !qp->rq.depth != !!srq ||
         qp->sq_cons >= qp->sq.depth ||
         (qp->rq.depth && qp->rq_cons >= qp->rq.depth)) {
-        return rdma_sim_no_entry(s, "QP", i, "bad number, type, state, "
-                                 "objects or rings", qp, &qp->sq, &qp->rq);
+        return rdma_sim_no_entry(s, "QP", i, "bad number, state or rings",
+                                 qp, &qp->sq, &qp->rq);
     }
     /* charged as CREATE_QP does, so that destroying it gives it back */
     qp->xport_mem = rdma_sim_xport_mem(qp, srq, s->props.max_rd_atom);

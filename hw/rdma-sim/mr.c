@@ -1,5 +1,6 @@
 /*
- * rdma-sim: page lists, the MR/stag table and address translation
+ * rdma-sim: page lists, the MR/stag table and address translation, and
+ * the PDs everything is checked against
  *
  * Every access the device makes to guest memory on behalf of an MR goes
  * through rdma_sim_mr_check() + rdma_sim_mr_map(): key, PD, rights and
@@ -10,7 +11,7 @@
  */
 
 #include "platform.h"
-#include "rdma-sim.h"
+#include "device.h"
 #include "trace.h"
 
 /* Number of pages needed to hold len bytes starting fbo into page 0. */
@@ -336,4 +337,10 @@ bool rdma_sim_stag_register(RdmaSimState *s, uint32_t pdn,
 void rdma_sim_mr_reset(RdmaSimState *s)
 {
     memset(s->mrs, 0, sizeof(*s->mrs) * s->props.max_mr);
+}
+
+/* A PD: what MRs, QPs, SRQs and AHs are checked against */
+bool rdma_sim_pd_valid(RdmaSimState *s, uint32_t pdn)
+{
+    return pdn < s->props.max_pd && s->pds[pdn].valid;
 }

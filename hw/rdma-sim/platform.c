@@ -1,8 +1,8 @@
 /*
  * rdma-sim: the platform interface's services as QEMU gives them - DMA to
  * and from guest memory, MSI-X interrupts, the guest error log and the
- * user log, the device's bottom halves, the VM's run state, the link's
- * state
+ * user log, the device's bottom halves, the VM's run state, the NIC's
+ * frames and link state
  *
  * The ground floor of the device: every other file may call these, and
  * they call nothing of the device's but its status (a device stopped by a
@@ -16,7 +16,7 @@
 #include "qemu/osdep.h"
 #include "qemu/log.h"
 #include "hw/pci/msix.h"
-#include "rdma-sim.h"
+#include "device.h"
 #include "trace.h"
 
 /*
@@ -112,6 +112,30 @@ QEMUBH *rdma_sim_bh_new_named(RdmaSimState *s, QEMUBHFunc *cb,
 {
     /* an MMIO access by the device's own DMA does not re-enter it */
     return qemu_bh_new_full(cb, s, name, &DEVICE(s)->mem_reentrancy_guard);
+}
+
+/* The network: the NIC that net.c set up */
+
+void rdma_sim_net_send(RdmaSimState *s, const uint8_t *frame, size_t len)
+{
+    if (s->nic) {
+        qemu_send_packet(qemu_get_queue(s->nic), frame, len);
+    }
+}
+
+/* The port can take frames again: QEMU hands over what it queued */
+void rdma_sim_net_rx_ready(RdmaSimState *s)
+{
+    if (s->nic) {
+        qemu_flush_queued_packets(qemu_get_queue(s->nic));
+    }
+}
+
+void rdma_sim_net_reset(RdmaSimState *s)
+{
+    if (s->nic) {
+        qemu_purge_queued_packets(qemu_get_queue(s->nic));
+    }
 }
 
 bool rdma_sim_link_up(RdmaSimState *s)

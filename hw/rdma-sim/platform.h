@@ -11,9 +11,9 @@
  * file that needs nothing else of its host compiles both ways unchanged;
  * the build defines HOST_X86_64 on x86-64, as QEMU's configuration does.
  *
- * The host's services (DMA to and from guest memory, MSI-X, the guest
- * error log, bottom halves, frames) are declared in rdma-sim.h; QEMU's
- * platform.c and net.c give them, and tests/unit/host.c built plain
+ * Then the host's services (DMA to and from guest memory, MSI-X, the guest
+ * error log, bottom halves, frames), at the end of this header: QEMU's
+ * platform.c gives them, and tests/unit/host.c built plain
  * (docs/architecture.md, "The core and its host").
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -55,6 +55,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(RdmaSimState, RDMA_SIM)
 extern const VMStateDescription vmstate_rdma_sim;          /* migration.c */
 void rdma_sim_introspect_class_init(ObjectClass *klass);   /* introspect.c */
 void rdma_sim_net_init(RdmaSimState *s, Error **errp);     /* net.c */
+void rdma_sim_net_cleanup(RdmaSimState *s);                 /* net.c */
 
 #else /* RDMA_SIM_PLAIN */
 
@@ -310,5 +311,41 @@ void qemu_bh_delete(QEMUBH *bh);
     void *host;
 
 #endif /* RDMA_SIM_PLAIN */
+
+typedef struct RdmaSimState RdmaSimState;
+
+/*
+ * The host's services, which the core calls: QEMU's in platform.c, the
+ * unit tests' in tests/unit/host.c.
+ *
+ * Report guest misbehaviour: a trace event with the details and a
+ * LOG_GUEST_ERROR message; counted in the guest_errors statistic.
+ */
+void rdma_sim_guest_error(RdmaSimState *s, const char *what, const char *fmt,
+                          ...) G_GNUC_PRINTF(3, 4);
+void rdma_sim_msix_notify(RdmaSimState *s, unsigned vector);
+MemTxResult rdma_sim_dma_read(RdmaSimState *s, dma_addr_t addr, void *buf,
+                              dma_addr_t len);
+MemTxResult rdma_sim_dma_write(RdmaSimState *s, dma_addr_t addr,
+                               const void *buf, dma_addr_t len);
+/*
+ * Deferred work of the device: run from the main loop, never re-entrantly;
+ * named after the function, as QEMU names its bottom halves
+ */
+QEMUBH *rdma_sim_bh_new_named(RdmaSimState *s, QEMUBHFunc *cb,
+                              const char *name);
+#define rdma_sim_bh_new(s, cb) rdma_sim_bh_new_named(s, cb, #cb)
+/* Is the VM running?  A stopped VM's device does nothing until it runs. */
+bool rdma_sim_vm_running(void);
+/* Is the port's link up (the network backend's link state)? */
+bool rdma_sim_link_up(RdmaSimState *s);
+/* A message for the user in the guest error log, not rate-limited */
+void rdma_sim_log(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+/* Send a frame to the network (the port counts it: rdma_sim_port_send()) */
+void rdma_sim_net_send(RdmaSimState *s, const uint8_t *frame, size_t len);
+/* The port can take frames again: the backend hands over what it held */
+void rdma_sim_net_rx_ready(RdmaSimState *s);
+/* The device is reset: frames the backend holds for it are dropped */
+void rdma_sim_net_reset(RdmaSimState *s);
 
 #endif /* HW_RDMA_SIM_PLATFORM_H */

@@ -9,8 +9,8 @@
  */
 
 #include "platform.h"
-#include "rdma-sim.h"
-#include "transport.h"
+#include "device.h"
+#include "stages.h"
 #include "trace.h"
 
 RdmaSimQp *rdma_sim_qp_lookup(RdmaSimState *s, uint32_t qpn)
@@ -465,6 +465,46 @@ void rdma_sim_qp_query(RdmaSimState *s, RdmaSimQp *qp, struct rsim_qp_attr *a)
     a->max_recv_sge = cpu_to_le32(qp->max_recv_sge);
     a->max_inline_data = cpu_to_le32(qp->max_inline);
     a->av = qp->av;
+}
+
+/*
+ * The rules every QP meets, however it comes: from CREATE_QP (admin.c) or
+ * a migration stream (migration.c) - its type, its PD, CQs and SRQ, its
+ * SGEs and inline size, its doorbell page.  The status is CREATE_QP's;
+ * why says what was wrong.
+ */
+enum rsim_status rdma_sim_qp_new_check(RdmaSimState *s, const RdmaSimQp *qp,
+                                       const char **why)
+{
+    if (qp->type != RSIM_QPT_RC && qp->type != RSIM_QPT_UC &&
+        qp->type != RSIM_QPT_UD && qp->type != RSIM_QPT_GSI) {
+        *why = "QP type not RC, UC, UD or GSI";
+        return RSIM_STS_UNSUPPORTED;
+    }
+    if (!rdma_sim_pd_valid(s, qp->pdn)) {
+        *why = "no such PD";
+        return RSIM_STS_BAD_HANDLE;
+    }
+    if (!rdma_sim_cq_lookup(s, qp->send_cqn) ||
+        !rdma_sim_cq_lookup(s, qp->recv_cqn)) {
+        *why = "no such send or receive CQ";
+        return RSIM_STS_BAD_HANDLE;
+    }
+    if (qp->srqn != RSIM_NO_SRQ && !rdma_sim_srq_lookup(s, qp->srqn)) {
+        *why = "no such SRQ";
+        return RSIM_STS_BAD_HANDLE;
+    }
+    if (qp->max_send_sge > s->props.max_sge ||
+        qp->max_recv_sge > s->props.max_sge ||
+        qp->max_inline > s->props.max_inline) {
+        *why = "SGEs or inline size above the caps";
+        return RSIM_STS_LIMIT;
+    }
+    if (qp->db_page >= s->props.db_pages) {
+        *why = "doorbell page beyond DB_PAGES";
+        return RSIM_STS_INVALID;
+    }
+    return RSIM_STS_OK;
 }
 
 /*

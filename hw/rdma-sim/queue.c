@@ -1,6 +1,6 @@
 /*
- * rdma-sim: rings in guest memory, completions and event queues; the
- * engine's queues of frames to receive
+ * rdma-sim: rings in guest memory, completions and event queues; the CQ
+ * and SRQ objects; the engine's queues of frames to receive
  *
  * Work and completion queues use the Soft-RoCE ring layout (datasheet
  * section 7).  Their page list is resolved once when the ring is created;
@@ -10,7 +10,7 @@
  */
 
 #include "platform.h"
-#include "rdma-sim.h"
+#include "device.h"
 #include "trace.h"
 
 /*
@@ -454,6 +454,35 @@ RdmaSimSrq *rdma_sim_srq_lookup(RdmaSimState *s, uint32_t srqn)
 }
 
 /*
+ * The rules every SRQ meets, however it comes: from CREATE_SRQ (admin.c)
+ * or a migration stream (migration.c) - its PD, SGEs and doorbell page
+ * (its limit is below its ring's depth: checked once the ring is known).
+ * The status is CREATE_SRQ's; why says what was wrong.
+ */
+enum rsim_status rdma_sim_srq_new_check(RdmaSimState *s,
+                                        const RdmaSimSrq *srq,
+                                        const char **why)
+{
+    if (!rdma_sim_pd_valid(s, srq->pdn)) {
+        *why = "no such PD";
+        return RSIM_STS_BAD_HANDLE;
+    }
+    if (!srq->max_sge) {
+        *why = "SRQ with 0 SGEs";
+        return RSIM_STS_INVALID;
+    }
+    if (srq->max_sge > s->props.max_sge) {
+        *why = "SRQ SGEs above CAP_MAX_SRQ_SGE";
+        return RSIM_STS_LIMIT;
+    }
+    if (srq->db_page >= s->props.db_pages) {
+        *why = "doorbell page beyond DB_PAGES";
+        return RSIM_STS_INVALID;
+    }
+    return RSIM_STS_OK;
+}
+
+/*
  * An SRQ built by CREATE_SRQ or read from a migration stream joins the
  * table and references its PD; rdma_sim_srq_destroy() undoes it.
  */
@@ -582,6 +611,35 @@ void rdma_sim_cq_arm(RdmaSimState *s, RdmaSimCq *cq, unsigned arm)
     if (arm == RSIM_CQ_ARM_NEXT || cq->arm == RSIM_CQ_ARM_NONE) {
         cq->arm = arm;
     }
+}
+
+uint32_t rdma_sim_num_eqs(RdmaSimState *s)
+{
+    return s->props.msix_vectors - 1;
+}
+
+RdmaSimEq *rdma_sim_eq_lookup(RdmaSimState *s, uint32_t eqn)
+{
+    return eqn < rdma_sim_num_eqs(s) && s->eqs[eqn].valid ? &s->eqs[eqn] : NULL;
+}
+
+/*
+ * The rules every CQ meets, however it comes: from CREATE_CQ (admin.c) or
+ * a migration stream (migration.c) - its EQ and its doorbell page.  The
+ * status is CREATE_CQ's; why says what was wrong.
+ */
+enum rsim_status rdma_sim_cq_new_check(RdmaSimState *s, const RdmaSimCq *cq,
+                                       const char **why)
+{
+    if (!rdma_sim_eq_lookup(s, cq->eqn)) {
+        *why = "no such EQ";
+        return RSIM_STS_BAD_HANDLE;
+    }
+    if (cq->db_page >= s->props.db_pages) {
+        *why = "doorbell page beyond DB_PAGES";
+        return RSIM_STS_INVALID;
+    }
+    return RSIM_STS_OK;
 }
 
 /*

@@ -15,7 +15,7 @@
 #include "qapi/visitor.h"
 #include "hw/pci/msix.h"
 #include "migration/vmstate.h"
-#include "rdma-sim.h"
+#include "device.h"
 #include "transport.h"
 
 static uint64_t rdma_sim_regs_mmio_read(void *opaque, hwaddr addr,

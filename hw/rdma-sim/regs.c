@@ -12,7 +12,7 @@
  */
 
 #include "platform.h"
-#include "rdma-sim.h"
+#include "device.h"
 #include "transport.h"
 #include "trace.h"
 

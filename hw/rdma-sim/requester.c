@@ -10,7 +10,7 @@
  */
 
 #include "platform.h"
-#include "transport.h"
+#include "stages.h"
 #include "trace.h"
 
 static bool rdma_sim_wr_is_send(uint32_t op)
@@ -469,7 +469,7 @@ bool rdma_sim_req_run(RdmaSimState *s, RdmaSimQp *qp, unsigned *budget)
     }
     if (rdma_sim_ring_read_index(s, &qp->sq, RSIM_QUEUE_PROD_OFFSET, &prod)) {
         rdma_sim_guest_error(s, "sq", "QP %u SQ header not readable", qp->qpn);
-        rdma_sim_qp_fail(s, qp, RSIM_EV_QP_FATAL);
+        rdma_sim_xport_fail(qp, RSIM_EV_QP_FATAL);
         return false;
     }
     while (*budget) {

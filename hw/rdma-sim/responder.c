@@ -13,7 +13,7 @@
  */
 
 #include "platform.h"
-#include "transport.h"
+#include "stages.h"
 #include "trace.h"
 
 static void rdma_sim_resp_send_aeth(RdmaSimState *s, RdmaSimQp *qp,
@@ -129,10 +129,10 @@ static void rdma_sim_resp_fatal(RdmaSimState *s, RdmaSimQp *qp,
     if (qp->type == RSIM_QPT_UC) {
         rdma_sim_resp_uc_drop(s, qp, "error");
     } else {
-        rdma_sim_qp_fail(s, qp,
-                         syndrome == ROCE_NAK_INVALID_REQ ? RSIM_EV_QP_REQ_ERR :
-                         syndrome == ROCE_NAK_REM_ACCESS ?
-                         RSIM_EV_QP_ACCESS_ERR : 0);
+        rdma_sim_xport_fail(qp, syndrome == ROCE_NAK_INVALID_REQ ?
+                            RSIM_EV_QP_REQ_ERR :
+                            syndrome == ROCE_NAK_REM_ACCESS ?
+                            RSIM_EV_QP_ACCESS_ERR : 0);
     }
 }
 

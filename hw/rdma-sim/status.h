@@ -1,6 +1,7 @@
 /*
  * rdma-sim: the device's status, as DEV_STATUS shows it: every file asks
- * it, so it calls nothing (rdma-sim.h includes it after the state it reads)
+ * it, so it uses nothing but the shared header's bits (device.h includes
+ * it after the state it reads)
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -11,14 +12,14 @@
 /* Enabled (DEV_CTRL.ENABLE) and not stopped */
 static inline bool rdma_sim_ready(RdmaSimState *s)
 {
-    return FIELD_EX32(s->dev_status, RSIM_DEV_STATUS, READY) &&
-           !FIELD_EX32(s->dev_status, RSIM_DEV_STATUS, FATAL);
+    return (s->dev_status & R_RSIM_DEV_STATUS_READY_MASK) &&
+           !(s->dev_status & R_RSIM_DEV_STATUS_FATAL_MASK);
 }
 
 /* FATAL: stopped until reset, no DMA, no traffic, no timers */
 static inline bool rdma_sim_stopped(RdmaSimState *s)
 {
-    return FIELD_EX32(s->dev_status, RSIM_DEV_STATUS, FATAL);
+    return s->dev_status & R_RSIM_DEV_STATUS_FATAL_MASK;
 }
 
 /*

@@ -4,15 +4,16 @@
  *
  * qp.c calls these as its QP enters ERR or RESET or is destroyed: the
  * engine keeps no part of its own in the QP's life cycle, so the QP
- * objects sit below the engine and its stages (which fail a QP through
- * qp.c).  The transport state is made by the engine (transport.c:
- * rdma_sim_xport_new(), whose timers call the stages).
+ * objects sit below the engine (which fails a QP through qp.c when a
+ * stage reports it: rdma_sim_xport_fail()).  The transport state is made
+ * by the engine (transport.c: rdma_sim_xport_new(), whose timers call the
+ * stages).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
 #include "platform.h"
-#include "transport.h"
+#include "stages.h"
 
 /* Forget all responses still to be sent (the QP went to ERR). */
 static void rdma_sim_xport_read_cancel(RdmaSimXport *x)
@@ -53,6 +54,7 @@ void rdma_sim_xport_error(RdmaSimState *s, RdmaSimQp *qp)
     x->rnr_wait = false;
     x->cq_stalled = false;
     x->go_back = false;
+    x->fail = false;
 }
 
 /* The QP is reset or destroyed: its transport state goes. */

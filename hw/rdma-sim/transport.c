@@ -16,6 +16,7 @@
 
 #include "platform.h"
 #include "transport.h"
+#include "stages.h"
 #include "trace.h"
 
 /* Loopback frames received per bottom-half run before yielding */
@@ -28,6 +29,32 @@
  */
 
 /*
+ * What a stage left for the engine, applied as it returns: a QP it found
+ * failing enters ERR (qp.c, which ends its transport state in teardown.c);
+ * packets the completer found lost are sent again from the earliest.
+ * Returns true when the QP failed.
+ */
+static bool rdma_sim_xport_outcome(RdmaSimState *s, RdmaSimQp *qp)
+{
+    RdmaSimXport *x = qp->x;
+
+    if (!x) {
+        return false;
+    }
+    if (x->fail) {
+        rdma_sim_qp_fail(s, qp, x->fail_ev);
+        return true;
+    }
+    if (x->go_back) {
+        x->go_back = false;
+        if (qp->state == RSIM_QPS_RTS || qp->state == RSIM_QPS_SQD) {
+            rdma_sim_req_restart(s, qp, x->go_back_psn);
+        }
+    }
+    return false;
+}
+
+/*
  * One turn of a QP, burst packets at most: what the responder owes (a
  * coalesced ACK, READ responses) goes first, then the requester sends new
  * and resent packets, then the completer retires the WQEs that finished.
@@ -36,39 +63,30 @@
  */
 static bool rdma_sim_qp_turn(RdmaSimState *s, RdmaSimQp *qp, unsigned burst)
 {
+    RdmaSimXport *x = qp->x;
     unsigned resp = burst / 2, req;
     bool more;
 
-    if (!qp->x || qp->state == RSIM_QPS_ERR) {
+    if (!x || qp->state == RSIM_QPS_ERR) {
         return false;
     }
     /*
      * The responder's READ responses and the requester's own packets
-     * share the turn: half each, and what one leaves to the other.
+     * share the turn: half each, and what one leaves to the other.  A
+     * stage that fails the QP ends the turn.
      */
     rdma_sim_resp_run(s, qp, &resp);
     req = burst - burst / 2 + resp;
     more = rdma_sim_req_run(s, qp, &req);
-    more = rdma_sim_resp_run(s, qp, &req) || more;
-    rdma_sim_comp_run(s, qp);
+    more = (!x->fail && rdma_sim_resp_run(s, qp, &req)) || more;
+    if (!x->fail) {
+        rdma_sim_comp_run(s, qp);
+    }
+    if (x->fail) {
+        rdma_sim_xport_outcome(s, qp);      /* the QP enters ERR */
+        return false;
+    }
     return more;
-}
-
-/*
- * After the completer ran: if it found packets lost, the requester goes
- * back to the earliest of them.
- */
-static void rdma_sim_xport_go_back(RdmaSimState *s, RdmaSimQp *qp)
-{
-    RdmaSimXport *x = qp->x;
-
-    if (!x || !x->go_back) {
-        return;
-    }
-    x->go_back = false;
-    if (qp->state == RSIM_QPS_RTS || qp->state == RSIM_QPS_SQD) {
-        rdma_sim_req_restart(s, qp, x->go_back_psn);
-    }
 }
 
 static void rdma_sim_rx_frame(RdmaSimState *s, const uint8_t *frame,
@@ -110,7 +128,7 @@ static void rdma_sim_xport_bh(void *opaque)
 
         while (budget && !rdma_sim_stopped(s) &&
                (frame = g_queue_pop_head(&s->rx_deferred))) {
-            rdma_sim_net_rx_frame(s, frame->data, frame->len);
+            rdma_sim_port_rx_frame(s, frame->data, frame->len);
             g_byte_array_unref(frame);
             budget--;
         }
@@ -185,7 +203,7 @@ static void rdma_sim_retry_timer_cb(void *opaque)
     }
     s->busy++;
     rdma_sim_comp_timeout(s, qp);
-    rdma_sim_xport_go_back(s, qp);
+    rdma_sim_xport_outcome(s, qp);
     s->busy--;
 }
 
@@ -200,7 +218,7 @@ static void rdma_sim_rnr_timer_cb(void *opaque)
     }
     s->busy++;
     rdma_sim_comp_rnr_expired(s, qp);
-    rdma_sim_xport_go_back(s, qp);
+    rdma_sim_xport_outcome(s, qp);
     s->busy--;
 }
 
@@ -231,7 +249,7 @@ static void rdma_sim_probe_timer_cb(void *opaque)
     if (kind == RDMA_SIM_PROBE_OLDEST && !sent) {
         /* a READ or atomic: its responses come only when asked again */
         rdma_sim_comp_resend(s, qp, psn);
-        rdma_sim_xport_go_back(s, qp);
+        rdma_sim_xport_outcome(s, qp);
     }
     rdma_sim_flow_probed(s, qp, kind, psn, sent);
     s->busy--;
@@ -358,6 +376,9 @@ void rdma_sim_transport_qp_modified(RdmaSimState *s, RdmaSimQp *qp,
     if (qp->state == RSIM_QPS_SQD && qp->sq_draining) {
         /* nothing may be in flight: the drain can be over at once */
         rdma_sim_comp_run(s, qp);
+        if (rdma_sim_xport_outcome(s, qp)) {
+            return;
+        }
         rdma_sim_comp_check_drained(s, qp);
     }
     rdma_sim_qp_schedule(s, qp);
@@ -413,6 +434,7 @@ static void rdma_sim_rx_packet(RdmaSimState *s, const RocePkt *pkt)
         rdma_sim_qp_is_datagram(qp)) {
         trace_rdma_sim_rx_packet(qp->qpn, pkt->opcode, pkt->psn, pkt->paylen);
         rdma_sim_ud_rx(s, qp, pkt);
+        rdma_sim_xport_outcome(s, qp);
         return;
     }
     if (!qp || !qp->x ||
@@ -434,9 +456,10 @@ static void rdma_sim_rx_packet(RdmaSimState *s, const RocePkt *pkt)
     trace_rdma_sim_rx_packet(qp->qpn, pkt->opcode, pkt->psn, pkt->paylen);
     if (pkt->flags & ROCE_F_RESP) {
         rdma_sim_comp_rx(s, qp, pkt);
-        rdma_sim_xport_go_back(s, qp);
+        rdma_sim_xport_outcome(s, qp);
     } else {
         rdma_sim_resp_rx(s, qp, pkt);
+        rdma_sim_xport_outcome(s, qp);
     }
 }
 
@@ -467,7 +490,7 @@ static void rdma_sim_rx_frame(RdmaSimState *s, const uint8_t *frame, size_t len)
     rdma_sim_rx_result(s, roce_parse(frame, len, &pkt), &pkt);
 }
 
-/* s->roce_rx: see rdma-sim.h */
+/* s->roce_rx: see device.h */
 static bool rdma_sim_transport_rx(RdmaSimState *s, const uint8_t *frame,
                                   size_t len)
 {

@@ -14,7 +14,7 @@
  */
 
 #include "platform.h"
-#include "transport.h"
+#include "stages.h"
 #include "trace.h"
 
 #define RDMA_SIM_GRH_LEN        40
@@ -96,7 +96,7 @@ void rdma_sim_ud_rx(RdmaSimState *s, RdmaSimQp *qp, const RocePkt *pkt)
         trace_rdma_sim_rx_drop(qp->qpn, pkt->opcode, "no receive WQE");
         return;
     case RDMA_SIM_RWQE_BAD:
-        rdma_sim_qp_fail(s, qp, RSIM_EV_QP_FATAL);
+        rdma_sim_xport_fail(qp, RSIM_EV_QP_FATAL);
         return;
     default:
         break;

@@ -12,7 +12,7 @@
  */
 
 #include "platform.h"
-#include "transport.h"
+#include "stages.h"
 #include "trace.h"
 
 /*

@@ -14,7 +14,7 @@
  */
 
 #include "platform.h"
-#include "transport.h"
+#include "stages.h"
 #include "trace.h"
 
 /*
@@ -58,7 +58,7 @@ static void rdma_sim_deliver(RdmaSimState *s, const uint8_t *data, size_t len,
             MAX(s->stats[RSIM_STAT_LOOPBACK_PEAK],
                 g_queue_get_length(&s->loop_frames));
     } else {
-        rdma_sim_net_transmit(s, data, len);
+        rdma_sim_port_send(s, data, len);
     }
 }
 

@@ -14,7 +14,7 @@
 #ifndef HW_RDMA_SIM_XPORT_H
 #define HW_RDMA_SIM_XPORT_H
 
-#include "rdma-sim.h"
+#include "device.h"
 #include "roce.h"
 
 /* flow.c's limits (its header comment says why) */
@@ -152,6 +152,13 @@ typedef struct RdmaSimXport {
     uint32_t rnr_psn;           /* where to resume after the RNR wait */
     bool go_back;               /* the completer found packets to resend */
     uint32_t go_back_psn;       /* ... from this PSN on */
+    /*
+     * A stage found that the QP fails (rdma_sim_xport_fail()): it stops
+     * there, and the engine moves the QP to ERR as the stage returns.
+     * Set only within one call of the engine, so never migrated.
+     */
+    bool fail;
+    enum rsim_event_type fail_ev;   /* the async event to report, or 0 */
     QEMUTimer *retry_timer;
     QEMUTimer *rnr_timer;
 
@@ -242,6 +249,24 @@ static inline uint32_t rdma_sim_xport_outstanding(const RdmaSimQp *qp)
         return 0;               /* only RC waits for acknowledgements */
     }
     return roce_psn_cmp(x->next_psn, x->comp_psn);
+}
+
+/*
+ * A stage's news that the QP fails, reporting async event ev (0: none):
+ * the stage stops at once, and the engine, which called it, moves the
+ * QP to ERR through qp.c when it returns (transport.c).  Stages never
+ * call up into qp.c.
+ */
+static inline void rdma_sim_xport_fail(RdmaSimQp *qp, enum rsim_event_type ev)
+{
+    qp->x->fail = true;
+    qp->x->fail_ev = ev;
+}
+
+/* The QP is in ERR, or a stage of this call found that it fails */
+static inline bool rdma_sim_xport_failed(const RdmaSimQp *qp)
+{
+    return qp->state == RSIM_QPS_ERR || (qp->x && qp->x->fail);
 }
 
 /* Send WQEs: the private copy of SQ index sq_index */

@@ -314,8 +314,9 @@ bool udrv_poll(UDev *d, UQp *qp, struct rsim_cqe *cqe)
 }
 
 /*
- * Carry from's frames to to (to its port's receive handler: the MAC filter
- * is QEMU's net.c's); true if there were any
+ * Carry from's frames to to, through its port as a network backend hands
+ * them over: each must pass the MAC filter and go to the engine; true if
+ * there were any
  */
 static bool udrv_carry(UDev *from, UDev *to, unsigned drop_every,
                        unsigned *n)
@@ -333,7 +334,17 @@ static bool udrv_carry(UDev *from, UDev *to, unsigned drop_every,
         GByteArray *f = g_ptr_array_index(frames, i);
 
         if (!drop_every || ++from->sent % drop_every) {
-            g_assert_true(to->s->roce_rx(to->s, f->data, f->len));
+            uint64_t roce = to->s->stats[RSIM_STAT_RX_FRAMES] -
+                            to->s->stats[RSIM_STAT_RX_DROP_OWN] -
+                            to->s->stats[RSIM_STAT_RX_DROP_FILTER] -
+                            to->s->stats[RSIM_STAT_RX_ETH_NO_BUF];
+
+            rdma_sim_port_receive(to->s, f->data, f->len);
+            g_assert_cmpuint(to->s->stats[RSIM_STAT_RX_FRAMES] -
+                             to->s->stats[RSIM_STAT_RX_DROP_OWN] -
+                             to->s->stats[RSIM_STAT_RX_DROP_FILTER] -
+                             to->s->stats[RSIM_STAT_RX_ETH_NO_BUF], ==,
+                             roce + 1);
             ++*n;
         }
     }

@@ -1,6 +1,6 @@
 /*
  * The unit tests' host of the device core (host.h): the platform services
- * QEMU's platform.c and net.c give the device, for a plain program.
+ * QEMU's platform.c gives the device, for a plain program.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -61,7 +61,7 @@ void *unit_mem(RdmaSimState *s, uint64_t addr, uint64_t len)
     return h->mem + (addr - UNIT_MEM_BASE);
 }
 
-/* ---- DMA, MSI-X, logs: rdma-sim.h's platform services ---- */
+/* ---- DMA, MSI-X, logs: platform.h's host services ---- */
 
 static MemTxResult unit_dma(RdmaSimState *s, dma_addr_t addr, void *buf,
                             dma_addr_t len, DMADirection dir)
@@ -136,21 +136,14 @@ bool rdma_sim_vm_running(void)
     return true;
 }
 
-/* ---- the port: what net.c does with QEMU's NIC ---- */
+/* ---- the network: what platform.c does with QEMU's NIC ---- */
 
-void rdma_sim_net_transmit(RdmaSimState *s, const uint8_t *frame, size_t len)
+void rdma_sim_net_send(RdmaSimState *s, const uint8_t *frame, size_t len)
 {
     UnitHost *h = s->host;
 
     g_ptr_array_add(h->sent, g_byte_array_append(g_byte_array_new(), frame,
                                                  len));
-}
-
-void rdma_sim_net_rx_frame(RdmaSimState *s, const uint8_t *buf, size_t size)
-{
-    if (s->roce_rx) {
-        s->roce_rx(s, buf, size);
-    }
 }
 
 void rdma_sim_net_rx_ready(RdmaSimState *s)
@@ -159,17 +152,6 @@ void rdma_sim_net_rx_ready(RdmaSimState *s)
 
 void rdma_sim_net_reset(RdmaSimState *s)
 {
-}
-
-/* The Ethernet rings are QEMU's net.c's; their doorbells are counted */
-void rdma_sim_eth_tx_doorbell(RdmaSimState *s, uint32_t val)
-{
-    unit_host(s)->eth_doorbells++;
-}
-
-void rdma_sim_eth_rx_doorbell(RdmaSimState *s, uint32_t val)
-{
-    unit_host(s)->eth_doorbells++;
 }
 
 bool rdma_sim_link_up(RdmaSimState *s)

@@ -1,6 +1,6 @@
 /*
  * The unit tests' host of the device core: what QEMU gives the device in
- * a VM (platform.h, rdma-sim.h's platform services), given by a plain
+ * a VM (platform.h and its host services), given by a plain
  * program - guest memory as an array, a virtual clock a test moves,
  * bottom halves a test runs, MSI-X and frames recorded.
  *
@@ -11,7 +11,7 @@
 #define TESTS_UNIT_HOST_H
 
 #include "platform.h"
-#include "rdma-sim.h"
+#include "device.h"
 
 /* Guest memory starts here; below it and past its end, DMA fails */
 #define UNIT_MEM_BASE   0x100000000ull
@@ -22,7 +22,6 @@ typedef struct UnitHost {
     uint64_t dma_errors;        /* DMA refused: outside memory */
     unsigned msix[RDMA_SIM_MAX_MSIX];
     unsigned guest_errors;
-    unsigned eth_doorbells;
     bool link_down;             /* the backend's link state */
     GPtrArray *sent;            /* GByteArray: frames the port sent */
 } UnitHost;

@@ -6,18 +6,21 @@
  * only the emulation's own state and the interfaces between its files:
  *
  *   platform.h  what the core takes from its host: QEMU, or the unit
- *               tests' host (tests/unit/host.c) when built plain
+ *               tests' host (tests/unit/host.c) when built plain; the
+ *               host's services
  *   status.h    ready / stopped, from DEV_STATUS
  *   qemu-compat.h  what differs between the QEMU versions (7.2 to 11.x)
  *   rdma-sim.c  PCI function, BARs, MSI-X table, properties (QEMU)
  *   regs.c      what register and doorbell accesses mean, reset
  *   platform.c  DMA, MSI-X, the guest error log, bottom halves, from QEMU
  *   admin.c     admin queue and one function per admin command
- *   mr.c        page lists, the MR/stag table and address translation
- *   queue.c     rings in guest memory, CQ completions, event queues, port
- *               state reports, the engine's frame queues
+ *   mr.c        page lists, the MR/stag table and address translation;
+ *               PDs
+ *   queue.c     rings in guest memory, CQs and SRQs, CQ completions, event
+ *               queues, port state reports, the engine's frame queues
  *   qp.c        QP objects and the QP state machine
- *   net.c       the QEMU NIC: Ethernet rings, frame filter and dispatch
+ *   port.c      the Ethernet rings, the receive filter and dispatch
+ *   net.c       the QEMU NIC the port's frames come and go by
  *   introspect.c  the objects and counters as QOM properties (qom-get)
  *   migration.c the device's state in a migration stream (VMState)
  *
@@ -27,8 +30,8 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
-#ifndef HW_RDMA_SIM_H
-#define HW_RDMA_SIM_H
+#ifndef HW_RDMA_SIM_DEVICE_H
+#define HW_RDMA_SIM_DEVICE_H
 
 #include "platform.h"
 #include "hw/rdma-sim/rdma_sim_hw.h"
@@ -66,8 +69,6 @@
 #define RDMA_SIM_MAX_FAST_REG_PAGES 512
 #define RDMA_SIM_MAX_MR_SIZE    (1ull << 34)
 #define RDMA_SIM_PAGE_SIZES     ((1u << 12) | (1u << 21) | (1u << 30))
-
-typedef struct RdmaSimState RdmaSimState;
 
 /* A page list: how a ring or an MR maps onto guest memory */
 typedef struct RdmaSimPageList {
@@ -344,34 +345,6 @@ struct RdmaSimState {
     uint32_t log_suppressed;
 };
 
-/*
- * The platform interface's services, which the host implements: QEMU's
- * in platform.c, the unit tests' in tests/unit/host.c.
- *
- * Report guest misbehaviour: a trace event with the details and a
- * LOG_GUEST_ERROR message; counted in the guest_errors statistic.
- */
-void rdma_sim_guest_error(RdmaSimState *s, const char *what, const char *fmt,
-                          ...) G_GNUC_PRINTF(3, 4);
-void rdma_sim_msix_notify(RdmaSimState *s, unsigned vector);
-MemTxResult rdma_sim_dma_read(RdmaSimState *s, dma_addr_t addr, void *buf,
-                              dma_addr_t len);
-MemTxResult rdma_sim_dma_write(RdmaSimState *s, dma_addr_t addr,
-                               const void *buf, dma_addr_t len);
-/*
- * Deferred work of the device: run from the main loop, never re-entrantly;
- * named after the function, as QEMU names its bottom halves
- */
-QEMUBH *rdma_sim_bh_new_named(RdmaSimState *s, QEMUBHFunc *cb,
-                              const char *name);
-#define rdma_sim_bh_new(s, cb) rdma_sim_bh_new_named(s, cb, #cb)
-/* Is the VM running?  A stopped VM's device does nothing until it runs. */
-bool rdma_sim_vm_running(void);
-/* Is the port's link up (the network backend's link state)? */
-bool rdma_sim_link_up(RdmaSimState *s);
-/* A message for the user in the guest error log, not rate-limited */
-void rdma_sim_log(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
-
 /* regs.c */
 /* Back to power-on state: every object destroyed, registers cleared */
 void rdma_sim_reset_state(RdmaSimState *s);
@@ -388,9 +361,6 @@ void rdma_sim_objects_reset(RdmaSimState *s);
 void rdma_sim_objects_free(RdmaSimState *s);
 void rdma_sim_admin_kick(RdmaSimState *s);
 const char *rdma_sim_cmd_name(unsigned opcode);
-uint32_t rdma_sim_num_eqs(RdmaSimState *s);
-bool rdma_sim_pd_valid(RdmaSimState *s, uint32_t pdn);
-RdmaSimEq *rdma_sim_eq_lookup(RdmaSimState *s, uint32_t eqn);
 
 /* mr.c */
 enum rsim_status rdma_sim_pl_check(RdmaSimState *s, const RdmaSimPageList *pl,
@@ -413,6 +383,7 @@ bool rdma_sim_stag_invalidate(RdmaSimState *s, uint32_t key, uint32_t pdn);
 bool rdma_sim_stag_register(RdmaSimState *s, uint32_t pdn,
                             const struct rsim_wr_reg *r);
 void rdma_sim_mr_reset(RdmaSimState *s);
+bool rdma_sim_pd_valid(RdmaSimState *s, uint32_t pdn);
 
 /* queue.c */
 bool rdma_sim_host_mem_get(RdmaSimState *s, uint64_t bytes);
@@ -451,10 +422,17 @@ bool rdma_sim_cq_post(RdmaSimState *s, RdmaSimCq *cq,
 bool rdma_sim_cq_write(RdmaSimState *s, RdmaSimCq *cq,
                        const struct rsim_cqe *cqe, bool solicited);
 void rdma_sim_cq_arm(RdmaSimState *s, RdmaSimCq *cq, unsigned arm);
+uint32_t rdma_sim_num_eqs(RdmaSimState *s);
+RdmaSimEq *rdma_sim_eq_lookup(RdmaSimState *s, uint32_t eqn);
+enum rsim_status rdma_sim_cq_new_check(RdmaSimState *s, const RdmaSimCq *cq,
+                                       const char **why);
 void rdma_sim_cq_attach(RdmaSimState *s, RdmaSimCq *cq);
 void rdma_sim_cq_destroy(RdmaSimState *s, RdmaSimCq *cq);
 RdmaSimCq *rdma_sim_cq_lookup(RdmaSimState *s, uint32_t cqn);
 RdmaSimSrq *rdma_sim_srq_lookup(RdmaSimState *s, uint32_t srqn);
+enum rsim_status rdma_sim_srq_new_check(RdmaSimState *s,
+                                        const RdmaSimSrq *srq,
+                                        const char **why);
 void rdma_sim_srq_attach(RdmaSimState *s, RdmaSimSrq *srq);
 void rdma_sim_srq_destroy(RdmaSimState *s, RdmaSimSrq *srq);
 /*
@@ -488,6 +466,8 @@ enum rsim_status rdma_sim_qp_modify(RdmaSimState *s, RdmaSimQp *qp,
                                     const char **why);
 void rdma_sim_qp_query(RdmaSimState *s, RdmaSimQp *qp,
                        struct rsim_qp_attr *attr);
+enum rsim_status rdma_sim_qp_new_check(RdmaSimState *s, const RdmaSimQp *qp,
+                                       const char **why);
 void rdma_sim_qp_attach(RdmaSimState *s, RdmaSimQp *qp);
 void rdma_sim_qp_destroy(RdmaSimState *s, RdmaSimQp *qp);
 bool rdma_sim_qp_sq_doorbell(RdmaSimState *s, RdmaSimQp *qp);
@@ -500,15 +480,15 @@ uint32_t rdma_sim_wc_opcode(uint32_t wr_opcode);
 enum rsim_status rdma_sim_av_check(RdmaSimState *s, const struct rsim_av *av,
                                    const char **why);
 
-/* net.c */
-void rdma_sim_net_cleanup(RdmaSimState *s);
-void rdma_sim_net_reset(RdmaSimState *s);
+/* port.c */
+void rdma_sim_port_send(RdmaSimState *s, const uint8_t *frame, size_t len);
+/* A frame from the host's network backend, when the device may be busy */
+void rdma_sim_port_receive(RdmaSimState *s, const uint8_t *buf, size_t size);
+/* A frame to filter and dispatch now (the engine's deferred ones) */
+void rdma_sim_port_rx_frame(RdmaSimState *s, const uint8_t *buf, size_t size);
+void rdma_sim_port_link_changed(RdmaSimState *s);
 void rdma_sim_eth_tx_doorbell(RdmaSimState *s, uint32_t val);
 void rdma_sim_eth_rx_doorbell(RdmaSimState *s, uint32_t val);
-void rdma_sim_net_transmit(RdmaSimState *s, const uint8_t *frame, size_t len);
-/* The Ethernet RX ring has room again: frames the NIC held come now */
-void rdma_sim_net_rx_ready(RdmaSimState *s);
-void rdma_sim_net_rx_frame(RdmaSimState *s, const uint8_t *buf, size_t size);
 
 /*
  * The device's status, which every file asks: its functions read the state
@@ -516,4 +496,4 @@ void rdma_sim_net_rx_frame(RdmaSimState *s, const uint8_t *buf, size_t size);
  */
 #include "status.h"
 
-#endif /* HW_RDMA_SIM_H */
+#endif /* HW_RDMA_SIM_DEVICE_H */
