@@ -386,7 +386,8 @@ static enum rsim_status rdma_sim_cmd_create_cq(RdmaSimState *s, RdmaSimCmd *c)
         return RSIM_STS_RESERVED;
     }
     cq->eqn = le32_to_cpu(p->eqn);
-    cq->db_page = le32_to_cpu(p->db_page);
+    /* 32 bits in the command, 16 in the CQ: a larger one stays too large */
+    cq->db_page = MIN(le32_to_cpu(p->db_page), UINT16_MAX);
     st = rdma_sim_cq_new_check(s, cq, &why);
     if (st != RSIM_STS_OK) {
         return refuse(c, st, why);

@@ -125,11 +125,55 @@ static void test_bad_enable(void)
     udrv_stop(&d);
 }
 
+/*
+ * CREATE_CQ's doorbell page is 32 bits wide: one beyond DB_PAGES is
+ * refused however large (0x10000 once passed, cut to 16 bits before the
+ * check), and the CQ made with the last page is good.
+ */
+static void test_cq_db_page(void)
+{
+    struct rsim_cmd_create_eq eq = { 0 };
+    struct rsim_cmd_create_cq cq = { 0 };
+    uint64_t bytes = RSIM_QUEUE_DATA_OFFSET +
+                     (1ull << (6 + RSIM_CQE_LOG2_SLOT));
+    static const uint32_t bad[] = { 4, 0x10000, 0x10003, UINT32_MAX };
+    uint32_t object;
+    uint64_t ring;
+    UDev a;
+
+    udrv_start(&a, 7, MEM_SIZE);
+    udrv_event(&a, &object);
+    eq.vector = cpu_to_le32(1);
+    eq.addr = cpu_to_le64(udrv_alloc(&a, 64 * RSIM_EQ_ENTRY_SIZE));
+    eq.depth = cpu_to_le32(64);
+    cq.eqn = cpu_to_le32(udrv_create(&a, RSIM_CMD_CREATE_EQ, &eq, sizeof(eq),
+                                     NULL));
+    ring = udrv_alloc(&a, bytes);
+    cq.q.addr = cpu_to_le64(ring);
+    cq.q.level = RSIM_PBL_LEVEL0;
+    cq.q.log2_elem_size = RSIM_CQE_LOG2_SLOT;
+    cq.q.log2_depth = 6;
+    stl_le_p(unit_mem(a.s, ring + RSIM_QUEUE_LOG2_ELEM_OFFSET, 4),
+             RSIM_CQE_LOG2_SLOT);
+    stl_le_p(unit_mem(a.s, ring + RSIM_QUEUE_MASK_OFFSET, 4), 63);
+    g_assert_cmpuint(a.s->props.db_pages, ==, 4);
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        cq.db_page = cpu_to_le32(bad[i]);
+        g_assert_cmpuint(udrv_cmd(&a, RSIM_CMD_CREATE_CQ, (uint8_t *)&cq + 4,
+                                  sizeof(cq) - 4, NULL), ==, RSIM_STS_INVALID);
+    }
+    cq.db_page = cpu_to_le32(3);
+    g_assert_cmpuint(udrv_cmd(&a, RSIM_CMD_CREATE_CQ, (uint8_t *)&cq + 4,
+                              sizeof(cq) - 4, NULL), ==, RSIM_STS_OK);
+    udrv_stop(&a);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/admin/enable-query", test_enable_query);
     g_test_add_func("/admin/commands", test_commands);
     g_test_add_func("/admin/bad-enable", test_bad_enable);
+    g_test_add_func("/admin/cq-db-page", test_cq_db_page);
     return g_test_run();
 }

@@ -208,6 +208,55 @@ static void test_read_slow_pace(void)
     pair_stop(&p);
 }
 
+/*
+ * A send fails while its completion cannot be written (the CQ is full:
+ * 63 RDMA WRITEs fill its 64 slots, then one with a key the responder
+ * refuses is NAKed).  The QP fails when the driver makes room: the WRITE
+ * completes with REM_ACCESS_ERR and the QP is in ERR, and the retry that
+ * found it failing counts no timeout, no retransmission and no cut of
+ * the port's budget (a failed QP sends nothing again).
+ */
+static void test_cq_full_fail(void)
+{
+    struct rsim_cqe c;
+    RdmaSimQp *qp;
+    Pair p;
+
+    pair_start(&p);
+    for (unsigned round = 0; round < 3; round++) {
+        for (unsigned i = 0; i < 21; i++) {
+            udrv_send(&p.a, &p.qa, round * 21 + i, RSIM_WR_RDMA_WRITE, 0, 8,
+                      p.qb.buf, p.qb.rkey);
+        }
+        udrv_pump(&p.a, &p.b, 0);
+    }
+    udrv_send(&p.a, &p.qa, 100, RSIM_WR_RDMA_WRITE, 0, 8, p.qb.buf,
+              p.qb.rkey ^ 0x100);
+    udrv_pump(&p.a, &p.b, 0);
+    qp = rdma_sim_qp_lookup(p.a.s, p.qa.qpn);
+    g_assert_cmpuint(qp->state, ==, RSIM_QPS_RTS);
+    g_assert_true(qp->x->cq_stalled);
+
+    expect_cqe(&p.a, &p.qa, 0, RSIM_WC_RDMA_WRITE);
+    unit_clock_advance(2 * SCALE_MS);
+    unit_run_bhs();
+    g_assert_cmpuint(qp->state, ==, RSIM_QPS_ERR);
+    for (unsigned i = 1; i < 63; i++) {
+        expect_cqe(&p.a, &p.qa, i, RSIM_WC_RDMA_WRITE);
+    }
+    g_assert_true(udrv_poll(&p.a, &p.qa, &c));
+    g_assert_cmphex(le64_to_cpu(c.wr_id), ==, 100);
+    g_assert_cmpuint(le32_to_cpu(c.status), ==, RSIM_WC_REM_ACCESS_ERR);
+    g_assert_cmpuint(p.a.s->stats[RSIM_STAT_TIMEOUTS], ==, 0);
+    g_assert_cmpuint(p.a.s->stats[RSIM_STAT_RETRANSMITS], ==, 0);
+    g_assert_cmpuint(p.a.s->stats[RSIM_STAT_TX_BUDGET_CUTS], ==, 0);
+    g_assert_false(qp->on_work_list);
+    unit_clock_advance(1000 * SCALE_MS);
+    unit_run_bhs();
+    g_assert_cmpuint(p.a.s->stats[RSIM_STAT_TIMEOUTS], ==, 0);
+    pair_stop(&p);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -215,5 +264,6 @@ int main(int argc, char **argv)
     g_test_add_func("/rc/write-read", test_write_read);
     g_test_add_func("/rc/lossy", test_lossy);
     g_test_add_func("/rc/read-slow-pace", test_read_slow_pace);
+    g_test_add_func("/rc/cq-full-fail", test_cq_full_fail);
     return g_test_run();
 }
