@@ -328,7 +328,7 @@ tap_results() {
 UNIT_TIMEOUT=${UNIT_TIMEOUT:-120}
 # The device core's files (docs/architecture.md, "The core and its host"),
 # which "core: all" names with the tests' own device and driver
-UNIT_CORE="regs.c admin.c completer.c fault.c flow.c mr.c port.c qp.c queue.c requester.c
+UNIT_CORE="props.c regs.c admin.c completer.c fault.c flow.c mr.c port.c qp.c queue.c requester.c
 responder.c teardown.c transport.c ud.c wqe.c xmit.c roce.c"
 UNIT_CFLAGS="-std=gnu11 -O1 -g -Wall -Wundef -Wmissing-prototypes -Wstrict-prototypes \
 -Wshadow=local -Wvla -Wwrite-strings -Wtype-limits -Wold-style-definition -Werror \

@@ -11,6 +11,7 @@
  *   status.h    ready / stopped, from DEV_STATUS
  *   qemu-compat.h  what differs between the QEMU versions (7.2 to 11.x)
  *   rdma-sim.c  PCI function, BARs, MSI-X table, properties (QEMU)
+ *   props.c     the properties: names, defaults, ranges, meanings
  *   regs.c      what register and doorbell accesses mean, reset
  *   platform.c  DMA, MSI-X, the guest error log, bottom halves, from QEMU
  *   admin.c     admin queue and one function per admin command
@@ -257,6 +258,14 @@ typedef struct RdmaSimProps {
     uint64_t fault_seed;
 } RdmaSimProps;
 
+/* A property: a uint32 of RdmaSimProps (props.c has the table) */
+typedef struct RdmaSimPropInfo {
+    const char *name;
+    size_t offset;              /* of the value in RdmaSimProps */
+    uint32_t def, min, max;
+    const char *desc;
+} RdmaSimPropInfo;
+
 struct RdmaSimState {
     RDMA_SIM_HOST_STATE         /* the host's part: platform.h */
     RdmaSimProps props;
@@ -344,6 +353,12 @@ struct RdmaSimState {
     uint32_t log_count;
     uint32_t log_suppressed;
 };
+
+/* props.c */
+extern const RdmaSimPropInfo rdma_sim_props[];
+extern const size_t rdma_sim_nprops;
+uint32_t *rdma_sim_prop_ptr(RdmaSimProps *props, const RdmaSimPropInfo *info);
+void rdma_sim_props_default(RdmaSimProps *props);
 
 /* regs.c */
 /* Back to power-on state: every object destroyed, registers cleared */

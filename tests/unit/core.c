@@ -14,6 +14,8 @@ RdmaSimState *unit_core_new(uint64_t mem_size, uint8_t addr)
     RdmaSimState *s = unit_dev_new(mem_size);
     RdmaSimProps *p = &s->props;
 
+    /* the defaults, and tables small enough to fill in a test */
+    rdma_sim_props_default(p);
     p->max_qp = 16;
     p->max_cq = 16;
     p->max_srq = 4;
@@ -28,7 +30,6 @@ RdmaSimState *unit_core_new(uint64_t mem_size, uint8_t addr)
     p->max_rd_atom = 4;
     p->db_pages = 4;
     p->msix_vectors = 4;
-    p->tx_window = 80;
     rdma_sim_objects_init(s);
     rdma_sim_admin_init(s);
     rdma_sim_transport_init(s);
