@@ -204,6 +204,8 @@ suite_smoke() {
         fi
     fi
 
+    [ -n "$PFX" ] || smoke_debian_qemu
+
     local share=$LOGS/${PFX}smoke/share m
     mkdir -p "$share"
     for m in pc q35; do
@@ -214,6 +216,23 @@ suite_smoke() {
         # QEMU's default devices (VGA, default NIC, ...); let the BIOS run
         qmp_smoke "$m-defaults" -M "$m" -accel tcg -display none
     done
+}
+
+# --- the QEMU users have -------------------------------------------------------
+# smoke_debian_qemu: Debian unstable's own qemu-system-x86 (11.1.x),
+# unmodified, runs on this host through scripts/qemu-debian.sh's wrapper,
+# has the vfio-user client (-device vfio-user-pci) that rdma-sim-server is
+# for, and answers QMP.  Run once, by the default generation's smoke suite.
+smoke_debian_qemu() {
+    local log=$LOGS/smoke/qemu-debian.log rc=0
+    "$REPO/scripts/qemu-debian.sh" > "$log" 2>&1 || rc=$?
+    if [ $rc -ne 0 ]; then
+        fail smoke/qemu-debian "scripts/qemu-debian.sh: exit status $rc" "$log"
+        return 0
+    fi
+    pass smoke/qemu-debian "$log"
+    QEMU=$BUILD/qemu-debian/bin/qemu-system-x86_64 qmp_smoke qemu-debian-q35 \
+        -M q35 -accel tcg -display none -nodefaults -serial none -S
 }
 
 # --- the QEMU patch series ------------------------------------------------------

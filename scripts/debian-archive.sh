@@ -20,6 +20,8 @@
 #   archive_download DIR PKG[/SUITE|=VERSION]...
 #                                        .deb files into DIR
 #   archive_unpack ROOT DEB...           dpkg-deb -x each into ROOT
+#   archive_unpack_root OUT              OUT/debs/*.deb into OUT/root anew,
+#                                        their versions in OUT/versions.txt
 #   archive_relocate ROOT FILE...        make ELF programs from ROOT run on
 #                                        this host: ROOT's own loader and
 #                                        libraries (patchelf), for binaries
@@ -135,6 +137,19 @@ archive_unpack() {
     for f in "$@"; do
         dpkg-deb -x "$f" "$root" || archive_die "dpkg-deb -x $f $root failed"
     done
+}
+
+# archive_unpack_root OUT: OUT/debs/*.deb unpacked into OUT/root (anew),
+# and "PACKAGE VERSION" of each in OUT/versions.txt
+archive_unpack_root() {
+    local out=$1 f
+    rm -rf "$out/root" "$out/root.tmp"
+    archive_unpack "$out/root.tmp" "$out"/debs/*.deb
+    mv "$out/root.tmp" "$out/root"
+    for f in "$out"/debs/*.deb; do
+        # shellcheck disable=SC2016  # dpkg-deb's fields, not the shell's
+        dpkg-deb --showformat='${Package} ${Version}\n' -W "$f"
+    done >"$out/versions.txt"
 }
 
 # archive_relocate ROOT FILE...: each ELF program FILE (built for ROOT's

@@ -102,17 +102,6 @@ fetch() {
     fi
 }
 
-unpack() {
-    local f
-    rm -rf "$ROOT" "$OUT/root.tmp"
-    archive_unpack "$OUT/root.tmp" "$OUT"/debs/*.deb
-    mv "$OUT/root.tmp" "$ROOT"
-    for f in "$OUT"/debs/*.deb; do
-        # shellcheck disable=SC2016  # dpkg-deb's fields, not the shell's
-        dpkg-deb --showformat='${Package} ${Version}\n' -W "$f"
-    done >"$OUT/versions.txt"
-}
-
 # check_closure PROGRAM: every shared object PROGRAM (and the preloaded
 # librxe) loads comes from the suite's tree, none from the host.
 check_closure() {
@@ -164,7 +153,7 @@ if [ ! -f "$OUT/stamp" ] || [ "$(cat "$OUT/stamp")" != "$want" ] || [ ! -x "$LOA
     rm -f "$OUT/stamp"
     log "fetching rdma-core $VERSION and its libraries from $SUITE ..."
     fetch
-    unpack
+    archive_unpack_root "$OUT"
     echo "$want" >"$OUT/stamp"
 fi
 
