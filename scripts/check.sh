@@ -370,7 +370,7 @@ suite_unit() {
     local s t core f flags cflags libs
     read -ra flags <<< "$UNIT_CFLAGS"
     [ "$(uname -m)" != x86_64 ] || flags+=(-DHOST_X86_64)
-    flags+=(-I"$inc" -I"$REPO/hw/rdma-sim" -I"$REPO/tests/unit")
+    flags+=(-I"$inc" -I"$REPO/hw/rdma-sim" -I"$REPO/server" -I"$REPO/tests/unit")
     read -ra cflags <<< "$(pkg-config --cflags glib-2.0 zlib)"
     read -ra libs <<< "$(pkg-config --libs glib-2.0 zlib)"
     # each file is compiled once per run, into $out/obj, and linked where named
@@ -381,11 +381,18 @@ suite_unit() {
         local log=$LOGS/unit/$t.log blog=$LOGS/unit/$t.build.log rc=0 objs=() src
         : > "$blog"
         # the first comment: "/* core: FILE... */", maybe over several lines;
-        # core.c and driver.c are the unit tests' own (tests/unit)
+        # core.c and driver.c are the unit tests' own (tests/unit).  A test
+        # of rdma-sim-server's own files says "/* server: FILE... */" and
+        # links those alone, without the core's host.
         core=$(sed -n '0,/\*\//{s|/\*||; s|\*/||; s|^ \*||; s|core:||; p}' "$s")
         [[ " $core " != *" all "* ]] || core="core.c driver.c $UNIT_CORE"
-        for f in "$t.c" host.c $core; do
+        local host=host.c
+        if [[ $core == *server:* ]]; then
+            core=${core/server:/} host=
+        fi
+        for f in "$t.c" $host $core; do
             src=$REPO/hw/rdma-sim/$f
+            [ ! -f "$REPO/server/$f" ] || src=$REPO/server/$f
             [ ! -f "$REPO/tests/unit/$f" ] || src=$REPO/tests/unit/$f
             objs+=("$out/obj/${f%.c}.o")
             [ -f "$out/obj/${f%.c}.o" ] ||
@@ -441,7 +448,7 @@ suite_vmtest() {
 suite_fuzz() {
     local t log
     mkdir -p "$LOGS/fuzz"
-    for t in rdma-sim-driver rdma-sim-wire; do
+    for t in rdma-sim-driver rdma-sim-wire vfu-msg; do
         log=$LOGS/fuzz/$t.log
         echo "fuzz: $t" >&2
         if "$REPO/scripts/fuzz.sh" smoke "$t" > "$log" 2>&1; then

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The rdma-sim fuzz targets (tests/qtest/fuzz/) under libFuzzer, ASan and
-# UBSan: build/qemu-fuzz/qemu-fuzz-x86_64 (make qemu-fuzz).
+# The rdma-sim fuzz targets under libFuzzer, ASan and UBSan: the device's
+# (tests/qtest/fuzz/) in build/qemu-fuzz/qemu-fuzz-x86_64 (make
+# qemu-fuzz), rdma-sim-server's (tests/fuzz/server/) each a program of its
+# own, build/fuzz-server/TARGET, which this script builds with clang.
 #
 #   scripts/fuzz.sh run [TARGET...]       FUZZ_TIME seconds each (make fuzz)
 #   scripts/fuzz.sh smoke [TARGET...]     FUZZ_SMOKE_TIME seconds each, from
@@ -14,7 +16,8 @@
 #                                         Soft-RoCE), sent to the wire
 #                                         target's QPs (vm-* seeds)
 #
-# Targets: rdma-sim-driver, rdma-sim-wire (default: both).  Each has in
+# Targets: rdma-sim-driver, rdma-sim-wire (the device), vfu-msg (the
+# server's checks of vfio-user messages); default: all.  Each has in
 # build/fuzz/TARGET/: corpus/ (what the runs found; the seeds in
 # tests/fuzz/seeds/TARGET are read as well), findings/ (crash-, timeout-,
 # oom- inputs), logs/.  After fuzzing, a run replays the corpus in the
@@ -35,7 +38,10 @@ QEMU_BUILD=$BUILD/qemu-7.2-build
 SEEDS=$REPO/tests/fuzz/seeds
 FUZZ_TIME=${FUZZ_TIME:-300}
 FUZZ_SMOKE_TIME=${FUZZ_SMOKE_TIME:-30}
-TARGETS=(rdma-sim-driver rdma-sim-wire)
+TARGETS=(rdma-sim-driver rdma-sim-wire vfu-msg)
+# The server's targets, and the files of server/ each is built from
+SERVER_TARGETS=(vfu-msg)
+declare -A SERVER_SOURCES=([vfu-msg]="vfu-msg.c")
 # Inputs (and seeds) have up to MAX_LEN bytes; one that takes 10 s is a hang
 MAX_LEN=8192
 LIBFUZZER_OPTS=(-timeout=10 "-max_len=$MAX_LEN" -detect_leaks=0 -print_final_stats=1)
@@ -58,22 +64,56 @@ need() {
     [ -x "$1" ] || die "$1 not found: make $2"
 }
 
+is_server_target() {
+    [[ " ${SERVER_TARGETS[*]} " == *" $1 "* ]]
+}
+
+# server_fuzzer TARGET: build/fuzz-server/TARGET, built when its sources
+# are newer (a second or two)
+server_fuzzer() {
+    local t=$1 bin=$BUILD/fuzz-server/$1 f srcs=("$REPO/tests/fuzz/server/$1-fuzz.c")
+    for f in ${SERVER_SOURCES[$t]}; do
+        srcs+=("$REPO/server/$f")
+    done
+    mkdir -p "$BUILD/fuzz-server"
+    if [ ! -x "$bin" ] || [ -n "$(find "${srcs[@]}" "$REPO/server" -newer "$bin" -name '*.[ch]' 2>/dev/null)" ]; then
+        # shellcheck disable=SC2046  # pkg-config's flags are words
+        clang-14 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+            -Wall -Werror -I"$REPO/server" $(pkg-config --cflags glib-2.0) "${srcs[@]}" \
+            -o "$bin" $(pkg-config --libs glib-2.0) >&2 ||
+            die "building the $t fuzz target failed"
+    fi
+    echo "$bin"
+}
+
+# fuzzer TARGET: the command that fuzzes TARGET, one word a line
+fuzzer() {
+    if is_server_target "$1"; then
+        server_fuzzer "$1"
+    else
+        need "$FUZZER" qemu-fuzz
+        printf '%s\n' "$FUZZER" "--fuzz-target=$1"
+    fi
+}
+
 # fuzz_one TARGET SECONDS CORPUS: fuzz, then replay for leaks; one line
 fuzz_one() {
     local t=$1 secs=$2 corpus=$3 dir=$BUILD/fuzz/$1 start log rc=0
-    local execs cov findings report
+    local execs cov findings report run
+    mapfile -t run < <(fuzzer "$t")
+    [ ${#run[@]} -gt 0 ] || return 1
     mkdir -p "$corpus" "$dir/findings" "$dir/logs"
     start=$(date +%s)
     log=$dir/logs/$(date +%Y%m%d-%H%M%S)-$(basename "$corpus").log
     sanitizer_env
-    (cd "$dir" && "$FUZZER" --fuzz-target="$t" "${LIBFUZZER_OPTS[@]}" \
+    (cd "$dir" && "${run[@]}" "${LIBFUZZER_OPTS[@]}" \
         -max_total_time="$secs" -artifact_prefix="$dir/findings/" \
         "$corpus" "$SEEDS/$t") > "$log" 2>&1 || rc=$?
     # Leaks: every input once more, all in one process, whose exit
     # LeakSanitizer checks (libFuzzer's check after each input would cost
     # more than the inputs)
     if [ $rc -eq 0 ]; then
-        (cd "$dir" && "$FUZZER" --fuzz-target="$t" \
+        (cd "$dir" && "${run[@]}" \
             "${LIBFUZZER_OPTS[@]}" -runs=0 -artifact_prefix="$dir/findings/" \
             "$corpus" "$SEEDS/$t") > "$log.leaks" 2>&1 || rc=$?
     fi
@@ -95,7 +135,6 @@ fuzz_one() {
 
 cmd_run() {
     local t status=0
-    need "$FUZZER" qemu-fuzz
     for t in $(targets "$@"); do
         fuzz_one "$t" "$FUZZ_TIME" "$BUILD/fuzz/$t/corpus" || status=1
     done
@@ -105,7 +144,6 @@ cmd_run() {
 # The seeds and what a short run adds to them, in a corpus of its own
 cmd_smoke() {
     local t status=0 corpus
-    need "$FUZZER" qemu-fuzz
     for t in $(targets "$@"); do
         corpus=$BUILD/fuzz/$t/smoke
         rm -rf "$corpus"
@@ -129,7 +167,9 @@ cmd_coverage() {
     local t dir profs=()
     need "$COV_FUZZER" qemu-cov
     command -v llvm-cov-14 > /dev/null || die "llvm-cov-14 not found: make deps"
+    [ $# -gt 0 ] || set -- rdma-sim-driver rdma-sim-wire
     for t in $(targets "$@"); do
+        is_server_target "$t" && die "coverage is of hw/rdma-sim: $t fuzzes the server"
         dir=$BUILD/fuzz/$t/coverage
         rm -rf "$dir"
         mkdir -p "$dir" "$BUILD/fuzz/$t/corpus"

@@ -5,7 +5,8 @@
 #     each Kbuild file builds, and the headers beside it), through
 #     scripts/kernel-checkpatch.sh;
 #   QEMU's checkpatch --strict, from QEMU_SRC, on the C of the device, the
-#     shared header and the qtests;
+#     shared header, rdma-sim-server, the qtests, unit tests and fuzz
+#     targets;
 #   `shellcheck -x` on the shell scripts: *.sh, and the files whose first
 #     line is a sh/bash #! or a shellcheck directive;
 #   patches/qemu: the hunks kept per QEMU version agree with the common
@@ -30,7 +31,7 @@ command -v shellcheck >/dev/null || die "shellcheck not found: apt-get install s
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # QEMU-style C (git pathspecs: * also matches /)
-qemu_style=('hw/*.[ch]' 'include/*.h' 'tests/qtest/*.[ch]' 'tests/unit/*.[ch]')
+qemu_style=('hw/*.[ch]' 'include/*.h' 'server/*.[ch]' 'tests/qtest/*.[ch]' 'tests/unit/*.[ch]' 'tests/fuzz/*.[ch]')
 
 # files PATHSPEC...: the files of the repository that match.
 files() {
