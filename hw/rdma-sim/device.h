@@ -12,6 +12,7 @@
  *   qemu-compat.h  what differs between the QEMU versions (7.2 to 11.x)
  *   rdma-sim.c  PCI function, BARs, MSI-X table, properties (QEMU)
  *   props.c     the properties: names, defaults, ranges, meanings
+ *   log.c       the guest error log's rate limit
  *   regs.c      what register and doorbell accesses mean, reset
  *   platform.c  DMA, MSI-X, the guest error log, bottom halves, from QEMU
  *   admin.c     admin queue and one function per admin command
@@ -348,11 +349,15 @@ struct RdmaSimState {
     int64_t saved_drained_age_ns;
     int64_t saved_pace_ns;
 
-    /* rate limit of the guest error log (platform.c) */
+    /* rate limit of the guest error log (log.c) */
     int64_t log_sec;
     uint32_t log_count;
     uint32_t log_suppressed;
 };
+
+/* log.c */
+bool rdma_sim_log_allowed(RdmaSimState *s, int64_t now_sec,
+                          uint32_t *suppressed);
 
 /* props.c */
 extern const RdmaSimPropInfo rdma_sim_props[];

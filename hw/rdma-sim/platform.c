@@ -19,38 +19,11 @@
 #include "device.h"
 #include "trace.h"
 
-/*
- * At most RDMA_SIM_LOG_PER_SEC guest errors a second reach the log (each
- * still fires its trace event and counts); the rest are counted in
- * log_suppressed and summed up in the next second's first line.
- */
-static bool rdma_sim_log_allowed(RdmaSimState *s)
-{
-    int64_t sec = qemu_clock_get_ms(QEMU_CLOCK_REALTIME) / 1000;
-
-    if (sec != s->log_sec) {
-        if (s->log_suppressed) {
-            qemu_log_mask(LOG_GUEST_ERROR, "rdma-sim: %u more guest errors "
-                          "not logged (see the rdma_sim_guest_error trace "
-                          "event)\n", s->log_suppressed);
-        }
-        s->log_sec = sec;
-        s->log_count = 0;
-        s->log_suppressed = 0;
-    }
-    if (s->log_count < RDMA_SIM_LOG_PER_SEC) {
-        s->log_count++;
-        return true;
-    }
-    s->log_suppressed++;
-    s->stats[RSIM_STAT_LOG_SUPPRESSED]++;
-    return false;
-}
-
 void rdma_sim_guest_error(RdmaSimState *s, const char *what, const char *fmt,
                           ...)
 {
     g_autofree char *msg = NULL;
+    uint32_t suppressed;
     va_list ap;
 
     va_start(ap, fmt);
@@ -58,7 +31,13 @@ void rdma_sim_guest_error(RdmaSimState *s, const char *what, const char *fmt,
     va_end(ap);
     s->stats[RSIM_STAT_GUEST_ERRORS]++;
     trace_rdma_sim_guest_error(what, msg);
-    if (rdma_sim_log_allowed(s)) {
+    if (rdma_sim_log_allowed(s, qemu_clock_get_ms(QEMU_CLOCK_REALTIME) / 1000,
+                             &suppressed)) {
+        if (suppressed) {
+            qemu_log_mask(LOG_GUEST_ERROR, "rdma-sim: %u more guest errors "
+                          "not logged (see the rdma_sim_guest_error trace "
+                          "event)\n", suppressed);
+        }
         qemu_log_mask(LOG_GUEST_ERROR, "rdma-sim: %s: %s\n", what, msg);
     }
 }
