@@ -148,7 +148,7 @@ export QEMU_BINARY    := $(QEMU_BIN)
 export QEMU_BUILD
 export QEMU_VERSION
 
-.PHONY: all demo bench deps driver lint cycles unit qemu qemu-all qemu-locked qemu-compile qemu-compile-locked qemu-source qemu-tree qemu-configure qtest vmtest smoke check clean distclean help \
+.PHONY: all demo bench deps driver lint cycles unit server qemu qemu-all qemu-locked qemu-compile qemu-compile-locked qemu-source qemu-tree qemu-configure qtest vmtest smoke check clean distclean help \
 	qemu-fuzz qemu-fuzz-locked qemu-cov qemu-cov-locked qemu-plain qemu-plain-locked fuzz fuzz-coverage
 
 all: qemu
@@ -268,6 +268,10 @@ fuzz: qemu-fuzz
 fuzz-coverage: qemu-cov
 	$(REPO)/scripts/fuzz.sh coverage $(FUZZ_TARGET)
 
+# rdma-sim-server: the device over vfio-user, for an unmodified QEMU >= 10.1
+server:
+	$(REPO)/scripts/build-server.sh
+
 # The device core's unit tests, built plain (glib, zlib; no QEMU): seconds
 unit:
 	$(REPO)/scripts/check.sh unit
@@ -327,6 +331,7 @@ help:
 	@echo "make fuzz-coverage        line coverage of hw/rdma-sim by the fuzz corpora"
 	@echo "make lint       kernel checkpatch (driver), QEMU checkpatch (device, qtests), shellcheck"
 	@echo "make cycles     call cycles between the files of the device and of the driver"
+	@echo "make server     build/server/rdma-sim-server: the device over vfio-user, for QEMU >= 10.1"
 	@echo "make clean      remove the QEMU builds, build/logs and what driver and tests built"
 	@echo "make distclean  remove build/ (incl. the downloaded QEMU source)"
 	@echo "variables: QEMU_VERSION=$(subst $() ,|,$(QEMU_VERSIONS)) (default $(QEMU_DEFAULT_VERSION))  GUEST_ABI=6.1|6.12|7.3|ABI (default $(GEN_DEFAULT_KERNEL))  QEMU_SRC=/path/to/qemu  QEMU_DEVICES=rdma-sim|default  WERROR=1  DEBUG_INFO=1  JOBS=N  SANITIZE=1"

@@ -347,11 +347,10 @@ tap_results() {
 UNIT_TIMEOUT=${UNIT_TIMEOUT:-120}
 # The device core's files (docs/architecture.md, "The core and its host"),
 # which "core: all" names with the tests' own device and driver
-UNIT_CORE="props.c regs.c admin.c completer.c fault.c flow.c mr.c port.c qp.c queue.c requester.c
-responder.c teardown.c transport.c ud.c wqe.c xmit.c roce.c"
+UNIT_CORE=$("$REPO/scripts/build-server.sh" --list-core)
 UNIT_CFLAGS="-std=gnu11 -O1 -g -Wall -Wundef -Wmissing-prototypes -Wstrict-prototypes \
 -Wshadow=local -Wvla -Wwrite-strings -Wtype-limits -Wold-style-definition -Werror \
--fsanitize=address,undefined -fno-sanitize-recover=undefined -DRDMA_SIM_PLAIN"
+-fsanitize=address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE -DRDMA_SIM_PLAIN"
 suite_unit() {
     shopt -s nullglob
     local srcs=("$REPO"/tests/unit/*-test.c)
@@ -362,9 +361,9 @@ suite_unit() {
     # what the QEMU tree gives the device's files: its shared header as
     # hw/rdma-sim/, its trace events as trace/trace-hw_rdma_sim.h
     ln -sf "$REPO/include/rdma-sim/rdma_sim_hw.h" "$inc/hw/rdma-sim/rdma_sim_hw.h"
-    if ! python3 "$REPO/tests/unit/trace-stubs.py" "$REPO/hw/rdma-sim/trace-events" \
+    if ! python3 "$REPO/scripts/trace-plain.py" stubs "$REPO/hw/rdma-sim/trace-events" \
             "$inc/trace/trace-hw_rdma_sim.h" > "$LOGS/unit/trace-stubs.log" 2>&1; then
-        cannot_run unit "trace-stubs.py failed" "$LOGS/unit/trace-stubs.log"
+        cannot_run unit "trace-plain.py failed" "$LOGS/unit/trace-stubs.log"
         return 0
     fi
     local s t core f flags cflags libs

@@ -17,7 +17,7 @@
 
 #include <stdint.h>
 
-/* The protocol version this server speaks: 0.1 (the minor QEMU proposes) */
+/* The protocol version this server speaks (QEMU 10.1 to 11.1 propose 0.0) */
 #define VFU_MAJOR               0
 #define VFU_MINOR               1
 

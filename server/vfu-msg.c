@@ -442,6 +442,7 @@ int vfu_version_parse(const void *payload, size_t len, VfuCaps *caps,
         return vfu_refuse(why, "VERSION: a major version other than 0",
                           ENOTSUP);
     }
+    caps->minor = v->minor;
     json_len = len - sizeof(*v);
     if (!json_len) {
         return 0;
@@ -474,9 +475,11 @@ int vfu_version_parse(const void *payload, size_t len, VfuCaps *caps,
     return 0;
 }
 
-GByteArray *vfu_version_reply(void)
+GByteArray *vfu_version_reply(uint16_t minor)
 {
-    struct vfu_version v = { .major = VFU_MAJOR, .minor = VFU_MINOR };
+    struct vfu_version v = {
+        .major = VFU_MAJOR, .minor = MIN(minor, VFU_MINOR),
+    };
     g_autofree char *json = g_strdup_printf(
         "{\"capabilities\":{\"max_msg_fds\":%u,\"max_data_xfer_size\":%u,"
         "\"pgsizes\":%u,\"max_dma_maps\":%u}}", VFU_MAX_FDS, VFU_MAX_XFER,

@@ -24,8 +24,12 @@
 int vfu_msg_check(const struct vfu_header *h, const void *payload,
                   size_t payload_len, unsigned nfds, const char **why);
 
-/* What the client said it can take (the protocol's defaults if unsaid) */
+/*
+ * What the client proposed: its minor version, and what it can take (the
+ * protocol's defaults if unsaid)
+ */
 typedef struct VfuCaps {
+    uint16_t minor;
     uint64_t max_msg_fds;
     uint64_t max_data_xfer_size;
     uint64_t pgsizes;
@@ -40,7 +44,11 @@ typedef struct VfuCaps {
 int vfu_version_parse(const void *payload, size_t len, VfuCaps *caps,
                       const char **why);
 
-/* This server's VERSION reply: its payload (version, then the JSON) */
-GByteArray *vfu_version_reply(void);
+/*
+ * This server's VERSION reply to a client that proposed minor version
+ * minor: its payload (the version - the lower minor of the two, as the
+ * protocol wants - then the JSON)
+ */
+GByteArray *vfu_version_reply(uint16_t minor);
 
 #endif /* RDMA_SIM_SERVER_VFU_MSG_H */
