@@ -532,9 +532,10 @@ deb12_suites() {
         SANITIZED=1
         sanitizer_env_vm
     fi
-    # t-mixed-pair's QEMU 7.2 is this one
+    # t-mixed-pair's QEMU 7.2 is this one; t-server's guests run Debian's
+    # QEMU 11.1 whichever generation runs it: the newest's run is enough
     export QEMU_OLD=$QEMU
-    VMTEST_EXCLUDE=
+    VMTEST_EXCLUDE="t-server"
     export NVME_PASSES=plain NFS_PASSES=plain MIG_PASSES=pingpong RDMA_CORE_VERSIONS=56
     if [ -x "$QEMU" ]; then
         suite_smoke

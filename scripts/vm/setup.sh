@@ -14,7 +14,10 @@ vm_check_qemu() {
     fi
     # grep -c reads all of it: grep -q would leave QEMU a SIGPIPE, a
     # failure under pipefail
-    if ! "$q" -device help 2>/dev/null | grep -c '"virtio-9p-pci"' > /dev/null; then
+    # (that device's help alone: -device help loads every module, and a
+    # QEMU run from another tree, such as scripts/qemu-debian.sh's, may
+    # find the host's QEMU's modules in its compiled-in directory)
+    if ! "$q" -device virtio-9p-pci,help 2>/dev/null | grep -c 'fsdev=' > /dev/null; then
         vm_die "$q has no virtio-9p (VirtFS): rebuild it with libcap-ng-dev and libattr1-dev installed (run 'make deps')"
     fi
 }
@@ -207,11 +210,28 @@ vm_write_guest() {
         -virtfs "local,path=$g/results,mount_tag=results,security_model=none"
     )
     if [[ -n $VM_CPU ]]; then cmd+=(-cpu "$VM_CPU"); fi
+    local -a server=()
     if [[ -n $VM_NIC ]]; then
-        cmd+=(-netdev "$netdev")
-        local nic=$VM_NIC
+        local nic=$VM_NIC mac=52:54:00:5e:00:0$((i + 1))
         if ((i == 1)) && [[ -n ${VM_NIC_B:-} ]]; then nic=$VM_NIC_B; fi
-        cmd+=(-device "$nic,netdev=net0,mac=52:54:00:5e:00:0$((i + 1))")
+        if [[ ${nic%%,*} == rdma-sim-server ]]; then
+            # rdma-sim out of process: an rdma-sim-server on the link,
+            # QEMU's vfio-user client to it, the guest's memory shared
+            local sock=$g/rdma-sim-server.sock prop
+            server=("$VM_REPO/build/server/rdma-sim-server" --once --socket "$sock"
+                --netdev "$netdev" --mac "$mac" -d guest_errors)
+            if [[ $nic == *,* ]]; then
+                local -a props
+                IFS=, read -r -a props <<<"${nic#*,}"
+                for prop in "${props[@]}"; do server+=("--$prop"); done
+            fi
+            [[ -x ${server[0]} ]] || vm_die "${server[0]} not built: run 'make server'"
+            cmd+=(-object "memory-backend-memfd,id=rsimmem,size=${VM_MEM}M,share=on"
+                -machine memory-backend=rsimmem
+                -device "{\"driver\":\"vfio-user-pci\",\"socket\":{\"type\":\"unix\",\"path\":\"$sock\"}}")
+        else
+            cmd+=(-netdev "$netdev" -device "$nic,netdev=net0,mac=$mac")
+        fi
     fi
     local d
     for d in "${VM_DEVICES[@]}"; do cmd+=(-device "$d"); done
@@ -222,6 +242,15 @@ vm_write_guest() {
         echo "#!/bin/bash"
         echo "# Boots guest $letter of this run; arguments are appended to QEMU's."
         echo "# Interactive: $g/qemu.sh -serial mon:stdio   (Ctrl-a x quits)"
+        if ((${#server[@]} > 0)); then
+            # the device's server first (it ends when QEMU goes: --once),
+            # then QEMU once the server listens
+            printf 'rm -f %q\n' "$sock"
+            printf '%q ' "${server[@]}"
+            printf '>%q 2>&1 &\n' "$g/server.log"
+            # shellcheck disable=SC2016  # for qemu.sh to expand
+            printf 'for _ in $(seq 100); do [ -S %q ] && break; sleep 0.05; done\n' "$sock"
+        fi
         printf 'exec'
         # VM_LINK=bridge: QEMU runs in its simulated host's namespace, where its tap is
         [[ -z ${VM_GUEST_NETNS[i]:-} ]] || printf ' ip netns exec %q' "${VM_GUEST_NETNS[i]}"

@@ -93,8 +93,9 @@ vmtest_ko() {
 vmtest_nic() {
     case $1 in
     rsim) echo "rdma-sim${RSIM_PROPS:+,$RSIM_PROPS}" ;;
+    rsim-server) echo "rdma-sim-server${RSIM_PROPS:+,$RSIM_PROPS}" ;;
     rxe) echo virtio-net-pci ;;
-    *) vmtest_fail "unknown stack '$1' (rsim or rxe)" ;;
+    *) vmtest_fail "unknown stack '$1' (rsim, rsim-server or rxe)" ;;
     esac
 }
 
@@ -294,4 +295,58 @@ vmtest_done() {
     fi
     echo "FAIL: $VMTEST_NAME${VMTEST_RUN:+ (logs: $VMTEST_RUN)}"
     exit 1
+}
+
+# (vmtest_check_pair_cmds's: a wrong result, said, and its ok set to 1)
+vmtest_bad() { echo "$1: $2"; ok=1; }
+
+# vmtest_check_pair_cmds NAME CMDS: after a run of tests/vm/guest/pair-cmds.sh
+# with PAIR_CMDS=CMDS, what the programs said, on both sides:
+# ibv_rc_pingpong counts 2 x size x iterations bytes on each; perftest's
+# client prints one result line "size iterations peak average rate" with
+# an average above zero (or 0 with its clock calibration's failure,
+# below).  Prints each figure; returns 1 if anything is wrong.
+vmtest_check_pair_cmds() {
+    local name=$1 cmds=$2 n=0 line size iters client i f bw ok=0
+    local -a w letters=(A B)
+    while IFS= read -r line; do
+        n=$((n + 1))
+        read -r -a w <<<"${line#rev }"
+        size=${w[2]} iters=${w[4]}
+        client=1
+        [[ $line == rev\ * ]] && client=0
+        case ${w[0]} in
+        ibv_rc_pingpong)
+            for i in 0 1; do
+                f=${VMTEST_RESULTS[i]:-}/out-$n.txt
+                grep -q "^$((2 * size * iters)) bytes in " "$f" 2>/dev/null ||
+                    vmtest_bad "$name" "[$n] '$line': guest ${letters[i]} did not report $((2 * size * iters)) bytes moved ($f)"
+            done
+            ;;
+        ib_*)
+            # The result line comes once every iteration completed.  Its
+            # bandwidth is perftest's own estimate from the CPU's cycle counter:
+            # when perftest cannot calibrate that clock (a TCG guest on busy
+            # cores; "Correlation coefficient r^2: ... < 0.9") it prints 0, and
+            # the completed run is all there is to check.
+            f=${VMTEST_RESULTS[client]:-}/out-$n.txt
+            # (a latency test's line: size, iterations, t_min, t_max, t_typical...)
+            bw=$(awk -v s="$size" -v n="$iters" '$1 == s && $2 == n && NF >= 5 { print $4 }' "$f" 2>/dev/null)
+            if [[ -z $bw ]]; then
+                vmtest_bad "$name" "[$n] '$line': no result line for $iters iterations of $size bytes from the client ($f)"
+            elif awk -v b="$bw" 'BEGIN { exit !(b > 0) }'; then
+                if [[ ${w[0]} == *_lat ]]; then
+                    echo "$name: [$n] $line: typical $(awk -v s="$size" '$1 == s && NF >= 5 { print $5 }' "$f") us"
+                else
+                    echo "$name: [$n] $line: $bw MB/s"
+                fi
+            elif grep -q '^Correlation coefficient r^2: .* < 0\.9' "$f"; then
+                echo "$name: [$n] $line: completed; no bandwidth figure (perftest could not calibrate the guest's clock)"
+            else
+                vmtest_bad "$name" "[$n] '$line': the client's result line has a bandwidth of $bw ($f)"
+            fi
+            ;;
+        esac
+    done <<<"$cmds"
+    return $ok
 }

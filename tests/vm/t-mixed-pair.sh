@@ -80,44 +80,7 @@ check_guest() {
 check_guest 0 "$VMTEST_ABI" "$ver_next"
 check_guest 1 "$VMTEST_ABI_B" "$ver_old"
 
-# What the programs said, on both sides: ibv_rc_pingpong counts
-# 2 x size x iterations bytes, perftest's client prints one result line
-# "size iterations peak average rate" with an average above zero (or 0
-# with its clock calibration's failure, below).
-n=0 letters=(A B)
-while IFS= read -r line; do
-    n=$((n + 1))
-    read -r -a w <<<"${line#rev }"
-    size=${w[2]} iters=${w[4]}
-    client=1
-    [[ $line == rev\ * ]] && client=0
-    case ${w[0]} in
-    ibv_rc_pingpong)
-        for i in 0 1; do
-            f=${VMTEST_RESULTS[i]:-}/out-$n.txt
-            grep -q "^$((2 * size * iters)) bytes in " "$f" 2>/dev/null ||
-                bad "[$n] '$line': guest ${letters[i]} did not report $((2 * size * iters)) bytes moved ($f)"
-        done
-        ;;
-    ib_*)
-        # The result line comes once every iteration completed.  Its
-        # bandwidth is perftest's own estimate from the CPU's cycle counter:
-        # when perftest cannot calibrate that clock (a TCG guest on busy
-        # cores; "Correlation coefficient r^2: ... < 0.9") it prints 0, and
-        # the completed run is all there is to check.
-        f=${VMTEST_RESULTS[client]:-}/out-$n.txt
-        bw=$(awk -v s="$size" -v n="$iters" '$1 == s && $2 == n && NF >= 5 { print $4 }' "$f" 2>/dev/null)
-        if [[ -z $bw ]]; then
-            bad "[$n] '$line': no result line for $iters iterations of $size bytes from the client ($f)"
-        elif awk -v b="$bw" 'BEGIN { exit !(b > 0) }'; then
-            echo "t-mixed-pair: [$n] $line: $bw MB/s"
-        elif grep -q '^Correlation coefficient r^2: .* < 0\.9' "$f"; then
-            echo "t-mixed-pair: [$n] $line: completed; no bandwidth figure (perftest could not calibrate the guest's clock)"
-        else
-            bad "[$n] '$line': the client's result line has a bandwidth of $bw ($f)"
-        fi
-        ;;
-    esac
-done <<<"$cmds"
+# What the programs said, on both sides
+vmtest_check_pair_cmds t-mixed-pair "$cmds" || rc=1
 
 vmtest_done "$rc"
