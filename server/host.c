@@ -11,6 +11,8 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
+#include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <sys/socket.h>
 #include "platform.h"
@@ -41,6 +43,30 @@ bool server_trace_enable(const char *pattern)
         }
     }
     return any;
+}
+
+/*
+ * A client may shrink the file under a DMA window after mapping it: a copy
+ * that touches the lost pages takes SIGBUS, which ends that copy (a failed
+ * transfer, as a DMA error) instead of the server.
+ */
+static sigjmp_buf server_dma_fault;
+static volatile sig_atomic_t server_in_dma;
+
+static void server_sigbus(int sig)
+{
+    if (server_in_dma) {
+        siglongjmp(server_dma_fault, 1);
+    }
+    signal(SIGBUS, SIG_DFL);
+    raise(SIGBUS);
+}
+
+void server_host_init(void)
+{
+    struct sigaction sa = { .sa_handler = server_sigbus };
+
+    sigaction(SIGBUS, &sa, NULL);
 }
 
 /*
@@ -76,11 +102,18 @@ static MemTxResult server_dma(RdmaSimState *s, dma_addr_t addr, void *buf,
         }
         off = addr - w->address;
         n = MIN(len, w->size - off);
+        if (sigsetjmp(server_dma_fault, 1)) {
+            server_in_dma = 0;
+            trace_rdma_sim_dma_error(write ? "write" : "read", addr, n);
+            return MEMTX_DECODE_ERROR;
+        }
+        server_in_dma = 1;
         if (write) {
             memcpy(w->map + off, p, n);
         } else {
             memcpy(p, w->map + off, n);
         }
+        server_in_dma = 0;
         addr += n;
         p += n;
         len -= n;

@@ -21,6 +21,9 @@ typedef struct ServerHost {
     bool log_guest_errors;      /* -d guest_errors */
 } ServerHost;
 
+/* Before the first DMA: a window's lost pages fail a copy, not the server */
+void server_host_init(void);
+
 /* Turn on the trace events whose names match pattern (* and ?): any? */
 bool server_trace_enable(const char *pattern);
 

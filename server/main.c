@@ -358,6 +358,7 @@ int main(int argc, char **argv)
     unsigned m[6];
     g_autoptr(GMainLoop) loop = NULL;
 
+    server_host_init();
     sv.s = s;
     sv.host.net_fd = -1;
     s->host = &sv.host;

@@ -77,10 +77,12 @@ struct vfu_dma_map {
 /* DMA_UNMAP: the reply is the request */
 struct vfu_dma_unmap {
     uint32_t argsz;
-    uint32_t flags;
+    uint32_t flags;             /* 0, or VFU_DMA_UNMAP_ALL (address, size 0) */
     uint64_t address;
     uint64_t size;
 };
+
+#define VFU_DMA_UNMAP_ALL       (1u << 1)
 
 /* DEVICE_GET_INFO */
 struct vfu_device_info {

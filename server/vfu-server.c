@@ -13,8 +13,13 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -47,7 +52,12 @@ void vfu_server_attach(VfuServer *v, int fd)
         .tv_usec = v->recv_timeout_ms % 1000 * 1000,
     };
 
+    /*
+     * Neither a header nor a reply waits longer than this for the client:
+     * one that neither sends nor reads cannot hold the main loop
+     */
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
     v->fd = fd;
     v->negotiated = false;
 }
@@ -116,7 +126,8 @@ void vfu_server_msix(VfuServer *v, unsigned vector)
     uint64_t one = 1;
 
     if (vector < RDMA_SIM_MAX_MSIX && v->msix_fd[vector] >= 0 &&
-        write(v->msix_fd[vector], &one, sizeof(one)) != sizeof(one)) {
+        write(v->msix_fd[vector], &one, sizeof(one)) != sizeof(one) &&
+        errno != EAGAIN) {
         vfu_log(v, "MSI-X vector %u's eventfd: %s", vector,
                   g_strerror(errno));
     }
@@ -163,14 +174,25 @@ static bool vfu_reply(VfuServer *v, const struct vfu_header *req, int err,
  * Receiving
  */
 
-/* Read exactly len bytes (the rest of a message); false on EOF/timeout */
-static bool vfu_read_all(int fd, void *buf, size_t len)
+/*
+ * Read exactly len bytes (the rest of a message) within timeout_ms all
+ * told (a client that trickles bytes does not restart the clock); false
+ * on EOF, an error or the deadline
+ */
+static bool vfu_read_all(int fd, void *buf, size_t len, unsigned timeout_ms)
 {
+    int64_t deadline = g_get_monotonic_time() + timeout_ms * 1000ll;
     uint8_t *p = buf;
 
     while (len) {
-        ssize_t n = read(fd, p, len);
+        int64_t left = deadline - g_get_monotonic_time();
+        struct pollfd pfd = { .fd = fd, .events = POLLIN };
+        ssize_t n;
 
+        if (left <= 0 || poll(&pfd, 1, DIV_ROUND_UP(left, 1000)) <= 0) {
+            return false;
+        }
+        n = read(fd, p, len);
         if (n < 0 && errno == EINTR) {
             continue;
         }
@@ -219,9 +241,29 @@ static int vfu_dma_map(VfuServer *v, const struct vfu_dma_map *m, int fd)
     if (fd >= 0) {
         int prot = (w.prot & VFU_DMA_READ_OK ? PROT_READ : 0) |
                    (w.prot & VFU_DMA_WRITE_OK ? PROT_WRITE : 0);
-        void *p = mmap(NULL, w.size, prot ? prot : PROT_NONE, MAP_SHARED, fd,
-                       m->offset);
+        struct statfs fs;
+        struct stat st;
+        void *p;
 
+        /*
+         * Memory the server can touch without waiting on anyone: a file of
+         * tmpfs or hugetlbfs (a memfd is one), with the window inside it.
+         * (It may still shrink under the mapping: host.c's DMA copies
+         * survive that.)
+         */
+        if (fstat(fd, &st) || !S_ISREG(st.st_mode) || fstatfs(fd, &fs) ||
+            (fs.f_type != 0x01021994 && fs.f_type != 0x958458f6)) {
+            vfu_log(v, "DMA_MAP of memory that is not a memfd, tmpfs or "
+                    "hugetlbfs file: refused (share the guest's memory with "
+                    "memory-backend-memfd)");
+            return -EINVAL;
+        }
+        if (m->size > SIZE_MAX || m->offset > (uint64_t)st.st_size ||
+            m->size > (uint64_t)st.st_size - m->offset) {
+            return -EINVAL;
+        }
+        p = mmap(NULL, w.size, prot ? prot : PROT_NONE, MAP_SHARED, fd,
+                 m->offset);
         if (p == MAP_FAILED) {
             return -errno;
         }
@@ -233,6 +275,16 @@ static int vfu_dma_map(VfuServer *v, const struct vfu_dma_map *m, int fd)
 
 static int vfu_dma_unmap(VfuServer *v, const struct vfu_dma_unmap *m)
 {
+    if (m->flags == VFU_DMA_UNMAP_ALL && !m->address && !m->size) {
+        for (guint i = 0; i < v->dma->len; i++) {
+            vfu_dma_unmap_window(&g_array_index(v->dma, VfuDmaWindow, i));
+        }
+        g_array_set_size(v->dma, 0);
+        return 0;
+    }
+    if (m->flags) {
+        return -EINVAL;
+    }
     for (guint i = 0; i < v->dma->len; i++) {
         VfuDmaWindow *w = &g_array_index(v->dma, VfuDmaWindow, i);
 
@@ -264,18 +316,63 @@ static void vfu_irq_info(VfuServer *v, const struct vfu_irq_info *req,
     }
 }
 
+/*
+ * An interrupt's descriptor from the client, kept: it must be an eventfd
+ * (a pipe or a file could block the server or grow), and the server's
+ * copy never blocks (an eventfd's counter that is full drops the signal)
+ */
+static int vfu_take_eventfd(int fd)
+{
+    g_autofree char *path = g_strdup_printf("/proc/self/fd/%d", fd);
+    g_autofree char *link = g_file_read_link(path, NULL);
+    int copy;
+
+    if (!link || strcmp(link, "anon_inode:[eventfd]")) {
+        return -EINVAL;
+    }
+    copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (copy < 0) {
+        return -errno;
+    }
+    fcntl(copy, F_SETFL, fcntl(copy, F_GETFL) | O_NONBLOCK);
+    return copy;
+}
+
+/* The eventfds of a SET_IRQS, taken all or none: -errno if one is bad */
+static int vfu_take_eventfds(const int *fds, unsigned nfds, int *out)
+{
+    for (unsigned i = 0; i < nfds; i++) {
+        out[i] = vfu_take_eventfd(fds[i]);
+        if (out[i] < 0) {
+            int err = out[i];
+
+            while (i--) {
+                close(out[i]);
+            }
+            return err;
+        }
+    }
+    return 0;
+}
+
 static int vfu_set_irqs(VfuServer *v, const struct vfu_irq_set *s,
                         const int *fds, unsigned nfds)
 {
     unsigned data = s->flags & VFU_IRQ_DATA_MASK;
+    int taken[VFU_MAX_FDS];
+    int err;
 
     if (s->index == VFU_PCI_ERR) {
         if (s->start || s->count > 1 || !(s->flags & VFU_IRQ_ACTION_TRIGGER)) {
             return -EINVAL;
         }
+        err = vfu_take_eventfds(fds, nfds, taken);
+        if (err) {
+            return err;
+        }
         vfu_fd_clear(&v->err_fd);
         if (data == VFU_IRQ_DATA_EVENTFD && s->count && nfds) {
-            v->err_fd = dup(fds[0]);
+            v->err_fd = taken[0];
         }
         return 0;
     }
@@ -293,14 +390,16 @@ static int vfu_set_irqs(VfuServer *v, const struct vfu_irq_set *s,
     if ((uint64_t)s->start + s->count > v->pci.msix_vectors) {
         return -EINVAL;
     }
+    err = vfu_take_eventfds(fds, nfds, taken);
+    if (err) {
+        return err;
+    }
     for (uint32_t i = 0; i < s->count; i++) {
         unsigned vec = s->start + i;
 
         if (data == VFU_IRQ_DATA_EVENTFD) {
-            if (v->msix_fd[vec] >= 0) {
-                close(v->msix_fd[vec]);
-            }
-            v->msix_fd[vec] = nfds ? dup(fds[i]) : -1;
+            vfu_fd_clear(&v->msix_fd[vec]);
+            v->msix_fd[vec] = nfds ? taken[i] : -1;
         } else if (data == VFU_IRQ_DATA_NONE ||
                    ((const uint8_t *)(s + 1))[i]) {
             vfu_server_msix(v, vec);
@@ -458,9 +557,14 @@ bool vfu_server_receive(VfuServer *v)
     int fds[VFU_MAX_FDS + 1];
     unsigned nfds = 0;
     g_autofree uint8_t *payload = NULL;
-    ssize_t n = recvmsg(v->fd, &m, MSG_CMSG_CLOEXEC | MSG_WAITALL);
+    ssize_t n;
     bool ok;
 
+    memset(&ctl, 0, sizeof(ctl));
+    n = recvmsg(v->fd, &m, MSG_CMSG_CLOEXEC | MSG_WAITALL);
+    if (n <= 0) {
+        return false;           /* the end, an error, or a header not sent */
+    }
     for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
         if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
             unsigned k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
@@ -489,7 +593,7 @@ bool vfu_server_receive(VfuServer *v)
         return false;
     }
     payload = g_malloc(h.size - sizeof(h) + 1);
-    if (!vfu_read_all(v->fd, payload, h.size - sizeof(h))) {
+    if (!vfu_read_all(v->fd, payload, h.size - sizeof(h), v->recv_timeout_ms)) {
         vfu_log(v, "message %u's payload did not arrive "
                   "within %u ms: disconnecting", h.id, v->recv_timeout_ms);
         vfu_close_fds(fds, nfds);

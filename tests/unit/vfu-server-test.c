@@ -360,11 +360,100 @@ static void test_hostile(void)
     close(efd);
 }
 
+/*
+ * Clients that would hold the server: a non-eventfd as an interrupt's
+ * descriptor, memory that is not a shared file or lies past its end, a
+ * message trickled a byte at a time, replies never read
+ */
+static void test_hostile_hold(void)
+{
+    struct vfu_irq_set set = { .argsz = sizeof(set), .index = VFU_PCI_MSIX,
+                               .flags = VFU_IRQ_DATA_EVENTFD |
+                                        VFU_IRQ_ACTION_TRIGGER,
+                               .start = 0, .count = 1 };
+    struct vfu_dma_map map = { .argsz = sizeof(map), .flags = 3,
+                               .address = 0x100000, .size = 0x4000 };
+    struct vfu_dma_unmap all = { .argsz = sizeof(all),
+                                 .flags = VFU_DMA_UNMAP_ALL };
+    struct vfu_region_access rd = { .region = VFU_PCI_CONFIG, .count = 256 };
+    struct vfu_header h = { .id = 1, .command = VFU_DEVICE_GET_INFO,
+                            .size = sizeof(h) + 16 };
+    int pipefd[2], mfd = memfd_create("guest", 0);
+    int64_t t0;
+    unsigned i;
+    Conn c;
+
+    g_assert_cmpint(pipe(pipefd), ==, 0);
+    g_assert_cmpint(ftruncate(mfd, 0x4000), ==, 0);
+    conn_start(&c);
+    conn_version(&c);
+    /* a pipe is no eventfd: it could fill and block the server */
+    g_assert_true(conn_send(&c, VFU_DEVICE_SET_IRQS, &set, sizeof(set),
+                            &pipefd[1], 1, 0));
+    g_assert_cmpint(conn_reply(&c, NULL, 0), ==, EINVAL);
+    g_assert_cmpint(c.v.msix_fd[0], ==, -1);
+    /* memory that is a pipe, or a window past the memfd's end */
+    g_assert_true(conn_send(&c, VFU_DMA_MAP, &map, sizeof(map), &pipefd[0],
+                            1, 0));
+    g_assert_cmpint(conn_reply(&c, NULL, 0), ==, EINVAL);
+    map.size = 0x5000;
+    g_assert_true(conn_send(&c, VFU_DMA_MAP, &map, sizeof(map), &mfd, 1, 0));
+    g_assert_cmpint(conn_reply(&c, NULL, 0), ==, EINVAL);
+    map.size = 0x1000;
+    map.offset = 0x4000;
+    g_assert_true(conn_send(&c, VFU_DMA_MAP, &map, sizeof(map), &mfd, 1, 0));
+    g_assert_cmpint(conn_reply(&c, NULL, 0), ==, EINVAL);
+    /* two windows, then QEMU's "unmap all" */
+    map.offset = 0;
+    g_assert_true(conn_send(&c, VFU_DMA_MAP, &map, sizeof(map), &mfd, 1, 0));
+    g_assert_cmpint(conn_reply(&c, NULL, 0), ==, 0);
+    map.address = 0x200000;
+    g_assert_true(conn_send(&c, VFU_DMA_MAP, &map, sizeof(map), &mfd, 1, 0));
+    g_assert_cmpint(conn_reply(&c, NULL, 0), ==, 0);
+    g_assert_cmpuint(c.v.dma->len, ==, 2);
+    g_assert_true(conn_send(&c, VFU_DMA_UNMAP, &all, sizeof(all), NULL, 0, 0));
+    g_assert_cmpint(conn_reply(&c, &all, sizeof(all)), ==, 0);
+    g_assert_cmpuint(c.v.dma->len, ==, 0);
+    all.flags = 1u << 5;
+    g_assert_true(conn_send(&c, VFU_DMA_UNMAP, &all, sizeof(all), NULL, 0, 0));
+    g_assert_cmpint(conn_reply(&c, NULL, 0), ==, EINVAL);
+    /* replies never read: the server gives up instead of blocking */
+    for (i = 0; i < 100000; i++) {
+        if (!conn_send(&c, VFU_REGION_READ, &rd, sizeof(rd), NULL, 0, 0)) {
+            break;
+        }
+    }
+    g_assert_cmpuint(i, <, 100000);
+    conn_stop(&c);
+
+    /* a message trickled a byte every 40 ms: 100 ms for all of it */
+    conn_start(&c);
+    conn_version(&c);
+    g_assert_cmpint(write(c.client, &h, sizeof(h)), ==, sizeof(h));
+    if (fork() == 0) {
+        for (i = 0; i < 16; i++) {
+            g_usleep(40000);
+            if (write(c.client, "", 1) != 1) {
+                break;
+            }
+        }
+        _exit(0);
+    }
+    t0 = g_get_monotonic_time();
+    g_assert_false(vfu_server_receive(&c.v));
+    g_assert_cmpint(g_get_monotonic_time() - t0, <, 400000);
+    conn_stop(&c);
+    close(pipefd[0]);
+    close(pipefd[1]);
+    close(mfd);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/vfu-server/function", test_function);
     g_test_add_func("/vfu-server/device", test_device);
     g_test_add_func("/vfu-server/hostile", test_hostile);
+    g_test_add_func("/vfu-server/hostile-hold", test_hostile_hold);
     return g_test_run();
 }
