@@ -144,23 +144,15 @@ void rdma_sim_msix_notify(RdmaSimState *s, unsigned vector)
 void rdma_sim_guest_error(RdmaSimState *s, const char *what, const char *fmt,
                           ...)
 {
-    g_autofree char *msg = NULL;
-    uint32_t suppressed;
+    g_autofree char *text = NULL;
     va_list ap;
 
     va_start(ap, fmt);
-    msg = g_strdup_vprintf(fmt, ap);
+    text = rdma_sim_guest_error_text(s, what, g_get_monotonic_time() /
+                                     G_USEC_PER_SEC, fmt, ap);
     va_end(ap);
-    s->stats[RSIM_STAT_GUEST_ERRORS]++;
-    trace_rdma_sim_guest_error(what, msg);
-    if (server_host(s)->log_guest_errors &&
-        rdma_sim_log_allowed(s, g_get_monotonic_time() / G_USEC_PER_SEC,
-                             &suppressed)) {
-        if (suppressed) {
-            fprintf(stderr, "rdma-sim: %u more guest errors not logged\n",
-                    suppressed);
-        }
-        fprintf(stderr, "rdma-sim: %s: %s\n", what, msg);
+    if (text && server_host(s)->log_guest_errors) {
+        fputs(text, stderr);
     }
 }
 

@@ -356,8 +356,9 @@ struct RdmaSimState {
 };
 
 /* log.c */
-bool rdma_sim_log_allowed(RdmaSimState *s, int64_t now_sec,
-                          uint32_t *suppressed);
+char *rdma_sim_guest_error_text(RdmaSimState *s, const char *what,
+                                int64_t now_sec, const char *fmt, va_list ap)
+    G_GNUC_PRINTF(4, 0);
 
 /* props.c */
 extern const RdmaSimPropInfo rdma_sim_props[];

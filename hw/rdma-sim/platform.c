@@ -22,23 +22,16 @@
 void rdma_sim_guest_error(RdmaSimState *s, const char *what, const char *fmt,
                           ...)
 {
-    g_autofree char *msg = NULL;
-    uint32_t suppressed;
+    g_autofree char *text = NULL;
     va_list ap;
 
     va_start(ap, fmt);
-    msg = g_strdup_vprintf(fmt, ap);
+    text = rdma_sim_guest_error_text(s, what,
+                                     qemu_clock_get_ms(QEMU_CLOCK_REALTIME) /
+                                     1000, fmt, ap);
     va_end(ap);
-    s->stats[RSIM_STAT_GUEST_ERRORS]++;
-    trace_rdma_sim_guest_error(what, msg);
-    if (rdma_sim_log_allowed(s, qemu_clock_get_ms(QEMU_CLOCK_REALTIME) / 1000,
-                             &suppressed)) {
-        if (suppressed) {
-            qemu_log_mask(LOG_GUEST_ERROR, "rdma-sim: %u more guest errors "
-                          "not logged (see the rdma_sim_guest_error trace "
-                          "event)\n", suppressed);
-        }
-        qemu_log_mask(LOG_GUEST_ERROR, "rdma-sim: %s: %s\n", what, msg);
+    if (text) {
+        qemu_log_mask(LOG_GUEST_ERROR, "%s", text);
     }
 }
 
