@@ -12,10 +12,12 @@
  * travel over TCP, as with ibv_rc_pingpong.
  *
  *   atomic-check -d DEV -g GIDX [-p PORT]                    (server)
- *   atomic-check -d DEV -g GIDX [-p PORT] [-n OPS | -D SECONDS] SERVER
- *                                                            (client)
+ *   atomic-check -d DEV -g GIDX [-p PORT] [-n OPS | -D SECONDS] [-r RETRY]
+ *                SERVER                                      (client)
  * -n: that many operations (default 20000); -D: as many as fit in SECONDS,
- * whatever the host's speed.
+ * whatever the host's speed; -r: the QP's retry_cnt (default 7, which
+ * rdma-sim and Soft-RoCE take as "for ever"; 0 to 6 end in
+ * RETRY_EXC_ERR when the peer stops answering).
  *
  * Prints "atomic-check: N ops" every 1000 operations and "atomic-check:
  * ok, N ops" at the end; exits 0 only if every result was right.
@@ -54,6 +56,7 @@ struct ctx {
 	struct ibv_mr *mr;
 	uint64_t *buf;		/* server: counter, value; client: results */
 	int gidx;
+	int retry_cnt;
 	struct wire_info me, peer;
 };
 
@@ -217,7 +220,7 @@ static void connect_qp(struct ctx *c)
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = be32toh(c->me.psn);
 	a.timeout = 14;		/* 67 ms */
-	a.retry_cnt = 7;	/* for ever: a migration may take seconds */
+	a.retry_cnt = c->retry_cnt;	/* 7: for ever (a migration may take seconds) */
 	a.rnr_retry = 7;
 	a.max_rd_atomic = WINDOW;
 	if (ibv_modify_qp(c->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
@@ -347,11 +350,11 @@ int main(int argc, char **argv)
 	const char *devname = NULL, *port = "18700";
 	uint64_t ops = 20000, want[3];
 	double secs = 0;
-	struct ctx c = { .gidx = -1 };
+	struct ctx c = { .gidx = -1, .retry_cnt = 7 };
 	int opt, fd, server, bad;
 	char verdict;
 
-	while ((opt = getopt(argc, argv, "d:g:p:n:D:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:g:p:n:D:r:")) != -1) {
 		switch (opt) {
 		case 'd':
 			devname = optarg;
@@ -369,11 +372,15 @@ int main(int argc, char **argv)
 			secs = atof(optarg);
 			ops = UINT64_MAX;
 			break;
+		case 'r':
+			c.retry_cnt = atoi(optarg);
+			break;
 		default:
 			goto usage;
 		}
 	}
-	if (!devname || c.gidx < 0 || optind + 1 < argc || !ops || secs < 0)
+	if (!devname || c.gidx < 0 || optind + 1 < argc || !ops || secs < 0 ||
+	    c.retry_cnt < 0 || c.retry_cnt > 7)
 		goto usage;
 	server = optind == argc;
 	srand48(getpid() ^ time(NULL));
@@ -410,6 +417,6 @@ int main(int argc, char **argv)
 	return bad;
 
 usage:
-	fprintf(stderr, "usage: atomic-check -d DEV -g GID_INDEX [-p PORT] [-n OPS | -D SECONDS] [SERVER]\n");
+	fprintf(stderr, "usage: atomic-check -d DEV -g GID_INDEX [-p PORT] [-n OPS | -D SECONDS] [-r RETRY_CNT] [SERVER]\n");
 	return 2;
 }
