@@ -216,7 +216,8 @@ vm_write_guest() {
         if ((i == 1)) && [[ -n ${VM_NIC_B:-} ]]; then nic=$VM_NIC_B; fi
         if [[ ${nic%%,*} == rdma-sim-server ]]; then
             # rdma-sim out of process: an rdma-sim-server on the link,
-            # QEMU's vfio-user client to it, the guest's memory shared
+            # QEMU's vfio-user client to it (QOM id rsimdev, for QMP's
+            # device_del), the guest's memory shared
             local sock=$g/rdma-sim-server.sock prop
             server=("$VM_REPO/build/server/rdma-sim-server" --once --socket "$sock"
                 --netdev "$netdev" --mac "$mac" -d guest_errors)
@@ -228,7 +229,7 @@ vm_write_guest() {
             [[ -x ${server[0]} ]] || vm_die "${server[0]} not built: run 'make server'"
             cmd+=(-object "memory-backend-memfd,id=rsimmem,size=${VM_MEM}M,share=on"
                 -machine memory-backend=rsimmem
-                -device "{\"driver\":\"vfio-user-pci\",\"socket\":{\"type\":\"unix\",\"path\":\"$sock\"}}")
+                -device "{\"driver\":\"vfio-user-pci\",\"id\":\"rsimdev\",\"socket\":{\"type\":\"unix\",\"path\":\"$sock\"}}")
         else
             cmd+=(-netdev "$netdev" -device "$nic,netdev=net0,mac=$mac")
         fi

@@ -305,7 +305,7 @@ vmtest_bad() { echo "$1: $2"; ok=1; }
 # ibv_rc_pingpong counts 2 x size x iterations bytes on each; perftest's
 # client prints one result line "size iterations peak average rate" with
 # an average above zero (or 0 with its clock calibration's failure,
-# below).  Prints each figure; returns 1 if anything is wrong.
+# below); rping's client shows COUNT pings' data.  Prints each figure; returns 1 if anything is wrong.
 vmtest_check_pair_cmds() {
     local name=$1 cmds=$2 n=0 line size iters client i f bw ok=0
     local -a w letters=(A B)
@@ -344,6 +344,20 @@ vmtest_check_pair_cmds() {
                 echo "$name: [$n] $line: completed; no bandwidth figure (perftest could not calibrate the guest's clock)"
             else
                 vmtest_bad "$name" "[$n] '$line': the client's result line has a bandwidth of $bw ($f)"
+            fi
+            ;;
+        rping)
+            # "rping -C COUNT -v ...": the client shows each ping's data
+            # (with -V it exits non-zero on a mismatch, which the guest fails)
+            iters=${w[2]}
+            f=${VMTEST_RESULTS[client]:-}/out-$n.txt
+            i=$(grep -c 'ping data: rdma-ping-' "$f" 2>/dev/null) || true
+            if [[ ${w[1]} != -C || $line != *" -v"* ]]; then
+                vmtest_bad "$name" "[$n] '$line': an rping line is 'rping -C COUNT -v ...'"
+            elif [[ $i != "$iters" ]]; then
+                vmtest_bad "$name" "[$n] '$line': the client showed ${i:-no} pings' data, not $iters ($f)"
+            else
+                echo "$name: [$n] $line: $iters pings, data shown by the client"
             fi
             ;;
         esac
