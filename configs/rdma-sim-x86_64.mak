@@ -1,7 +1,7 @@
 # QEMU device configuration for the rdma-sim build of qemu-system-x86_64.
 #
 # Used with `configure --without-default-devices --with-devices-x86_64=rdma-sim`
-# (the Makefile links this file to configs/devices/x86_64-softmmu/rdma-sim.mak
+# (scripts/qemu-tree.sh copies this file to configs/devices/x86_64-softmmu/rdma-sim.mak
 # in the QEMU tree). In this mode Kconfig "default y" and "imply" are ignored:
 # every device we want must be listed here; `select`ed dependencies follow
 # automatically. Build with `make QEMU_DEVICES=default` to get all of QEMU's

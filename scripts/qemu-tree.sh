@@ -196,7 +196,19 @@ link() {
     symlink "$QSRC/hw/rdma-sim" "$repo/hw/rdma-sim"
     symlink "$QSRC/include/hw/rdma-sim" "$repo/include/rdma-sim"
     mkdir -p "$QSRC/configs/devices/x86_64-softmmu"
-    symlink "$QSRC/configs/devices/x86_64-softmmu/rdma-sim.mak" "$repo/configs/rdma-sim-x86_64.mak"
+    # The device set: configs/rdma-sim-x86_64.mak, and in a QEMU that has a
+    # vfio-user client (10.1 and later) that client too, so that one binary
+    # runs the device built in and out of process (rdma-sim-server), as the
+    # bench compares them.  A copy, not a link: the older QEMUs' Kconfig
+    # does not know the client's symbols.
+    local mak=$QSRC/configs/devices/x86_64-softmmu/rdma-sim.mak
+    [ ! -L "$mak" ] || rm -f "$mak"
+    [ -e "$mak" ] || : > "$mak"
+    { cat "$repo/configs/rdma-sim-x86_64.mak"
+      if [ -f "$QSRC/hw/vfio-user/Kconfig" ]; then
+          printf '\n# (scripts/qemu-tree.sh: this QEMU has a vfio-user client)\nCONFIG_VFIO_PCI=y\nCONFIG_VFIO_USER=y\n'
+      fi
+    } | write_if_changed "$mak"
 
     # qtests: every tests/qtest/*-test.c is one qtest program, linked with
     # the helper library tests/qtest/libqos/rdma-sim*; the fuzz targets
