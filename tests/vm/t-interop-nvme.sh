@@ -8,7 +8,7 @@
 # whose responses it dropped), rdma-sim as the target 95 s.
 # INTEROP_NVME_PASSES="rxe-target rxe-host" selects passes; not
 # NVME_PASSES, which says which of t-nvme-rdma's own passes run (make
-# check's deb12 runs its plain one only, and this test whole).
+# check's deb12 runs its plain one only, and this test's rxe-host).
 set -euo pipefail
 NVME_TEST_NAME=t-interop-nvme NVME_PASSES=${INTEROP_NVME_PASSES:-rxe-target rxe-host} NVME_SCALE=${NVME_SCALE:-2} \
     exec "$(dirname "$0")/t-nvme-rdma.sh"
