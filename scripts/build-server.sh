@@ -10,9 +10,10 @@
 set -euo pipefail
 
 # The device core: every file of hw/rdma-sim but the QEMU glue (rdma-sim.c,
-# platform.c, net.c, introspect.c, migration.c; docs/architecture.md)
+# platform.c, net.c, introspect-qom.c, migration.c; docs/architecture.md)
 CORE="props.c log.c regs.c admin.c completer.c fault.c flow.c mr.c port.c qp.c
-queue.c requester.c responder.c teardown.c transport.c ud.c wqe.c xmit.c roce.c"
+queue.c requester.c responder.c teardown.c transport.c ud.c wqe.c xmit.c roce.c
+introspect.c"
 SERVER="main.c host.c vfu-server.c vfu-msg.c pci.c"
 
 if [ "${1:-}" = --list-core ]; then

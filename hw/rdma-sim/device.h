@@ -23,7 +23,9 @@
  *   qp.c        QP objects and the QP state machine
  *   port.c      the Ethernet rings, the receive filter and dispatch
  *   net.c       the QEMU NIC the port's frames come and go by
- *   introspect.c  the objects and counters as QOM properties (qom-get)
+ *   introspect.c  the objects and counters read out through an emitter
+ *               (introspect.h), and its emitter of JSON text
+ *   introspect-qom.c  the same as QOM properties (qom-get)
  *   migration.c the device's state in a migration stream (VMState)
  *
  * Everything runs in the main loop with the BQL held (MMIO handlers, bottom
