@@ -1,4 +1,4 @@
-/* server: vfu-server.c vfu-msg.c pci.c */
+/* server: vfu-server.c vfu-msg.c json.c pci.c */
 /*
  * Unit tests of rdma-sim-server's vfio-user connection (server/
  * vfu-server.c) with a client of the tests' own on a socket pair: the
