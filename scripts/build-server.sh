@@ -14,7 +14,7 @@ set -euo pipefail
 CORE="props.c log.c regs.c admin.c completer.c fault.c flow.c mr.c port.c qp.c
 queue.c requester.c responder.c teardown.c transport.c ud.c wqe.c xmit.c roce.c
 introspect.c"
-SERVER="main.c host.c vfu-server.c vfu-msg.c json.c pci.c"
+SERVER="main.c host.c vfu-server.c vfu-msg.c json.c pci.c control.c"
 
 if [ "${1:-}" = --list-core ]; then
     # shellcheck disable=SC2086  # one file a word

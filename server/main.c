@@ -8,6 +8,12 @@
  * UNIX socket; when the client goes, the device is reset and the next
  * one may come.
  *
+ * --control PATH: what the device knows - its port, counters and objects,
+ * as -device rdma-sim's read-only QOM properties give them - on a UNIX
+ * socket of its own, in the part of QMP scripts/rdma-sim-top speaks
+ * (scripts/rdma-sim-top PATH; server/control.c): the device is
+ * /machine/peripheral/rsim0.
+ *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
@@ -19,6 +25,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include "platform.h"
+#include "control.h"
 #include "host.h"
 #include "transport.h"
 
@@ -28,6 +35,8 @@ typedef struct Server {
     int listen_fd;
     guint client_watch;
     const char *socket_path;
+    const char *control_path;   /* --control: NULL if none */
+    ServerControl control;
     bool once;                  /* --once: end with the first client */
     GMainLoop *loop;
 } Server;
@@ -146,14 +155,15 @@ static gboolean server_accept(gint fd, GIOCondition cond, gpointer data)
     return G_SOURCE_CONTINUE;
 }
 
-static int server_listen(const char *path)
+/* A listening UNIX socket at path, which option named */
+static int server_listen(const char *option, const char *path)
 {
     struct sockaddr_un a = { .sun_family = AF_UNIX };
     int fd;
 
     if (strlen(path) >= sizeof(a.sun_path)) {
-        die("--socket %s: longer than a UNIX socket path may be (%zu)", path,
-            sizeof(a.sun_path) - 1);
+        die("--%s %s: longer than a UNIX socket path may be (%zu)", option,
+            path, sizeof(a.sun_path) - 1);
     }
     strcpy(a.sun_path, path);
     fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -285,7 +295,8 @@ static void server_netdev(Server *sv, const char *spec)
 static void server_usage(void)
 {
     printf("usage: rdma-sim-server --socket PATH [--netdev SPEC] [--mac MAC]\n"
-           "                       [-d guest_errors] [--PROPERTY=VALUE]...\n"
+           "                       [--control PATH] [-d guest_errors]\n"
+           "                       [--PROPERTY=VALUE]...\n"
            "\n"
            "Serves one rdma-sim device over vfio-user on the UNIX socket\n"
            "PATH, for QEMU 10.1 or later:\n"
@@ -299,6 +310,13 @@ static void server_usage(void)
            "                    the port's network, as QEMU's -netdev "
            "socket\n"
            "  --mac MAC         the port's MAC (default 52:54:00:12:34:56)\n"
+           "  --control PATH    what the device knows (port, counters, "
+           "QPs, CQs, MRs...)\n"
+           "                    on a UNIX socket, in the part of QMP that\n"
+           "                    scripts/rdma-sim-top PATH reads (qom-list, "
+           "qom-get of\n"
+           "                    /machine/peripheral/rsim0, as -device "
+           "rdma-sim,id=rsim0's)\n"
            "  -d guest_errors   log what the guest does wrong, as QEMU's "
            "-d\n"
            "  --trace PATTERN   print the trace events whose names match "
@@ -375,6 +393,8 @@ int main(int argc, char **argv)
             netdev = argv[++i];
         } else if (!strcmp(a, "--mac") && i + 1 < argc) {
             mac = argv[++i];
+        } else if (!strcmp(a, "--control") && i + 1 < argc) {
+            sv.control_path = argv[++i];
         } else if (!strcmp(a, "-d") && i + 1 < argc &&
                    !strcmp(argv[i + 1], "guest_errors")) {
             sv.host.log_guest_errors = true;
@@ -415,13 +435,23 @@ int main(int argc, char **argv)
     rdma_sim_transport_init(s);
     rdma_sim_reset_state(s);
 
-    sv.listen_fd = server_listen(sv.socket_path);
+    sv.listen_fd = server_listen("socket", sv.socket_path);
     g_unix_fd_add(sv.listen_fd, G_IO_IN, server_accept, &sv);
+    if (sv.control_path) {
+        server_control_init(&sv.control, s, "rsim0",
+                            server_listen("control", sv.control_path));
+        fprintf(stderr, "rdma-sim-server: control socket (scripts/"
+                "rdma-sim-top) on %s\n", sv.control_path);
+    }
     fprintf(stderr, "rdma-sim-server: serving rdma-sim (%s) on %s\n", mac,
             sv.socket_path);
     loop = g_main_loop_new(NULL, false);
     sv.loop = loop;
     g_main_loop_run(loop);
     unlink(sv.socket_path);
+    if (sv.control_path) {
+        server_control_cleanup(&sv.control);
+        unlink(sv.control_path);
+    }
     return 0;
 }

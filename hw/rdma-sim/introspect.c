@@ -403,7 +403,7 @@ typedef struct RdmaSimJson {
     bool comma;                 /* a value came before, at this level */
 } RdmaSimJson;
 
-static void rdma_sim_json_str(GString *out, const char *str)
+void rdma_sim_json_quote(GString *out, const char *str)
 {
     g_string_append_c(out, '"');
     for (const char *p = str; *p; p++) {
@@ -427,7 +427,7 @@ static RdmaSimJson *rdma_sim_json_next(RdmaSimEmitter *e, const char *name)
         g_string_append(j->out, ", ");
     }
     if (name) {
-        rdma_sim_json_str(j->out, name);
+        rdma_sim_json_quote(j->out, name);
         g_string_append(j->out, ": ");
     }
     j->comma = true;
@@ -495,7 +495,7 @@ static bool rdma_sim_json_bool(RdmaSimEmitter *e, const char *name, bool val)
 static bool rdma_sim_json_string(RdmaSimEmitter *e, const char *name,
                                  const char *val)
 {
-    rdma_sim_json_str(rdma_sim_json_next(e, name)->out, val);
+    rdma_sim_json_quote(rdma_sim_json_next(e, name)->out, val);
     return true;
 }
 

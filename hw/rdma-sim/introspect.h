@@ -54,5 +54,7 @@ bool rdma_sim_introspect(RdmaSimState *s, size_t i, const char *name,
 
 /* The property called prop as JSON text (g_free it); NULL: no such one */
 char *rdma_sim_introspect_json(RdmaSimState *s, const char *prop);
+/* str as a JSON string, quoted and escaped, at the end of out */
+void rdma_sim_json_quote(GString *out, const char *str);
 
 #endif /* HW_RDMA_SIM_INTROSPECT_H */
