@@ -29,6 +29,9 @@
 #include "host.h"
 #include "transport.h"
 
+/* The device's name on the control socket, as -device rdma-sim,id=... */
+#define SERVER_DEVICE_ID "rsim0"
+
 typedef struct Server {
     RdmaSimState *s;
     ServerHost host;
@@ -315,8 +318,8 @@ static void server_usage(void)
            "                    on a UNIX socket, in the part of QMP that\n"
            "                    scripts/rdma-sim-top PATH reads (qom-list, "
            "qom-get of\n"
-           "                    /machine/peripheral/rsim0, as -device "
-           "rdma-sim,id=rsim0's)\n"
+           "                    /machine/peripheral/" SERVER_DEVICE_ID
+           ", as -device rdma-sim,id=" SERVER_DEVICE_ID "'s)\n"
            "  -d guest_errors   log what the guest does wrong, as QEMU's "
            "-d\n"
            "  --trace PATTERN   print the trace events whose names match "
@@ -415,6 +418,10 @@ int main(int argc, char **argv)
         die("--socket PATH is needed: the UNIX socket QEMU's vfio-user-pci "
             "connects to (--help)");
     }
+    if (sv.control_path && !strcmp(sv.control_path, sv.socket_path)) {
+        die("--control %s: the path of --socket; the control socket needs "
+            "one of its own", sv.control_path);
+    }
     if (sscanf(mac, "%2x:%2x:%2x:%2x:%2x:%2x", &m[0], &m[1], &m[2], &m[3],
                &m[4], &m[5]) != 6 || strlen(mac) != 17 || (m[0] & 1)) {
         die("--mac %s: a unicast MAC such as 52:54:00:12:34:56 expected",
@@ -438,7 +445,7 @@ int main(int argc, char **argv)
     sv.listen_fd = server_listen("socket", sv.socket_path);
     g_unix_fd_add(sv.listen_fd, G_IO_IN, server_accept, &sv);
     if (sv.control_path) {
-        server_control_init(&sv.control, s, "rsim0",
+        server_control_init(&sv.control, s, SERVER_DEVICE_ID,
                             server_listen("control", sv.control_path));
         fprintf(stderr, "rdma-sim-server: control socket (scripts/"
                 "rdma-sim-top) on %s\n", sv.control_path);

@@ -7,8 +7,8 @@
  * itself knows, as JSON: through QMP's qom-get in QEMU (QOM properties,
  * introspect-qom.c), through the control socket's small QMP out of
  * process (server/control.c); scripts/rdma-sim-top shows them live.  This
- * file walks the state and hands it to an emitter (introspect.h), and
- * gives the emitter of JSON text:
+ * file walks the state into an emitter (introspect.h) and gives the
+ * emitter of JSON text.  The properties:
  *
  *   port      link state, MAC, MTU, host memory used, loopback queue,
  *             the transmit budget (READ responses' part as of their last
