@@ -277,6 +277,22 @@ static void test_refused(void)
                "{\"return\": []}");
     /* still served */
     assert_rpc(&t, QOM_GET("cqs"), "{\"return\": []}");
+    /* requests in one piece: their replies in order, one at a time */
+    {
+        const char *three = QOM_GET("qps") "\n{\"execute\": \"quit\", "
+                            "\"id\": 2}\n" QOM_GET("srqs") "\n";
+        g_autofree char *r1 = NULL, *r2 = NULL, *r3 = NULL;
+
+        g_assert_cmpint(send(t.fd, three, strlen(three), 0), ==,
+                        strlen(three));
+        r1 = read_line(t.fd);
+        r2 = read_line(t.fd);
+        r3 = read_line(t.fd);
+        g_assert_cmpstr(r1, ==, "{\"return\": []}");
+        g_assert_true(g_str_has_prefix(r2, "{\"error\": "));
+        g_assert_true(g_str_has_suffix(r2, ", \"id\": 2}"));
+        g_assert_cmpstr(r3, ==, "{\"return\": []}");
+    }
     client_stop(&t);
     unit_core_free(s);
 }
