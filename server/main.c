@@ -70,7 +70,14 @@ static uint64_t server_bar_read(void *opaque, unsigned bar, uint64_t offset,
     Server *sv = opaque;
 
     if (bar == RSIM_BAR_REGS && server_bar_access_ok(sv, bar, offset, len)) {
-        return rdma_sim_regs_read(sv->s, offset);
+        /*
+         * While the server waits for a DMA reply the device is in a step
+         * (busy), but the read is the driver's: answered from the
+         * registers as they are (the BAR writes kept for after the step
+         * not yet applied)
+         */
+        return sv->host.vfu.waiting ? rdma_sim_regs_peek(sv->s, offset) :
+               rdma_sim_regs_read(sv->s, offset);
     }
     return 0;
 }
