@@ -298,8 +298,10 @@ static void server_usage(void)
            "PATH, for QEMU 10.1 or later:\n"
            "  -device '{\"driver\":\"vfio-user-pci\",\"socket\":"
            "{\"type\":\"unix\",\"path\":\"PATH\"}}'\n"
-           "with the guest's memory shared (-object memory-backend-memfd,"
-           "share=on).\n"
+           "Guest memory shared (-object memory-backend-memfd,share=on) is\n"
+           "mapped; memory that is not is reached by DMA_READ/DMA_WRITE\n"
+           "messages to QEMU (slower; a reply must come within %u ms, else\n"
+           "the transfer fails and QEMU is disconnected).\n"
            "\n"
            "  --netdev socket,udp=HOST:PORT,localaddr=HOST:PORT\n"
            "  --netdev socket,mcast=GROUP:PORT[,localaddr=ADDR]\n"
@@ -313,7 +315,8 @@ static void server_usage(void)
            "                    e.g. 'rdma_sim_qp_*'), as QEMU's -trace\n"
            "  --once            end when the first client goes (for a "
            "harness)\n"
-           "\nThe device's properties, as -device rdma-sim's:\n");
+           "\nThe device's properties, as -device rdma-sim's:\n",
+           VFU_DMA_TIMEOUT_MS);
     for (size_t i = 0; i < rdma_sim_nprops; i++) {
         const RdmaSimPropInfo *p = &rdma_sim_props[i];
 

@@ -188,6 +188,12 @@ struct vfu_dma_access {
  * at once (the DMA fails) so that they can be applied
  */
 #define VFU_MAX_DEFERRED        1024
+/*
+ * The reply to one of the server's DMA requests must arrive within this
+ * (QEMU's own wait for a reply, x-msg-timeout, defaults to as long): a
+ * client that does not answer fails the transfer and is disconnected
+ */
+#define VFU_DMA_TIMEOUT_MS      5000
 /* The capabilities JSON of a VERSION message, terminating NUL included */
 #define VFU_MAX_CAPS            4096
 #define VFU_PAGE_SIZE           4096

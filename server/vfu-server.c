@@ -39,12 +39,6 @@
 
 /* A message's payload must arrive within this after its header */
 #define VFU_RECV_TIMEOUT_MS     5000
-/*
- * The reply to a DMA request must arrive within this (QEMU's own wait for
- * a reply, x-msg-timeout, defaults to as long): a client that does not
- * answer fails the transfer and is disconnected
- */
-#define VFU_DMA_TIMEOUT_MS      5000
 
 /* A message received whole: header, payload, descriptors */
 typedef struct VfuMsg {
