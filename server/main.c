@@ -82,7 +82,14 @@ static uint64_t server_bar_read(void *opaque, unsigned bar, uint64_t offset,
     Server *sv = opaque;
 
     if (bar == RSIM_BAR_REGS && server_bar_access_ok(sv, bar, offset, len)) {
-        return rdma_sim_regs_read(sv->s, offset);
+        /*
+         * While the server waits for a DMA reply the device is in a step
+         * (busy), but the read is the driver's: answered from the
+         * registers as they are (the BAR writes kept for after the step
+         * not yet applied)
+         */
+        return sv->host.vfu.waiting ? rdma_sim_regs_peek(sv->s, offset) :
+               rdma_sim_regs_read(sv->s, offset);
     }
     return 0;
 }
@@ -305,8 +312,10 @@ static void server_usage(void)
            "PATH, for QEMU 10.1 or later:\n"
            "  -device '{\"driver\":\"vfio-user-pci\",\"socket\":"
            "{\"type\":\"unix\",\"path\":\"PATH\"}}'\n"
-           "with the guest's memory shared (-object memory-backend-memfd,"
-           "share=on).\n"
+           "Guest memory shared (-object memory-backend-memfd,share=on) is\n"
+           "mapped; memory that is not is reached by DMA_READ/DMA_WRITE\n"
+           "messages to QEMU (slower; a reply must come within %u ms, else\n"
+           "the transfer fails and QEMU is disconnected).\n"
            "\n"
            "  --netdev socket,udp=HOST:PORT,localaddr=HOST:PORT\n"
            "  --netdev socket,mcast=GROUP:PORT[,localaddr=ADDR]\n"
@@ -327,7 +336,8 @@ static void server_usage(void)
            "                    e.g. 'rdma_sim_qp_*'), as QEMU's -trace\n"
            "  --once            end when the first client goes (for a "
            "harness)\n"
-           "\nThe device's properties, as -device rdma-sim's:\n");
+           "\nThe device's properties, as -device rdma-sim's:\n",
+           VFU_DMA_TIMEOUT_MS);
     for (size_t i = 0; i < rdma_sim_nprops; i++) {
         const RdmaSimPropInfo *p = &rdma_sim_props[i];
 
