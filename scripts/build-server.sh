@@ -10,10 +10,11 @@
 set -euo pipefail
 
 # The device core: every file of hw/rdma-sim but the QEMU glue (rdma-sim.c,
-# platform.c, net.c, introspect.c, migration.c; docs/architecture.md)
+# platform.c, net.c, introspect-qom.c, migration.c; docs/architecture.md)
 CORE="props.c log.c regs.c admin.c completer.c fault.c flow.c mr.c port.c qp.c
-queue.c requester.c responder.c teardown.c transport.c ud.c wqe.c xmit.c roce.c"
-SERVER="main.c host.c vfu-server.c vfu-msg.c pci.c"
+queue.c requester.c responder.c teardown.c transport.c ud.c wqe.c xmit.c roce.c
+introspect.c"
+SERVER="main.c host.c vfu-server.c vfu-msg.c json.c pci.c control.c"
 
 if [ "${1:-}" = --list-core ]; then
     # shellcheck disable=SC2086  # one file a word

@@ -376,7 +376,8 @@ tap_results() {
 # --- unit ----------------------------------------------------------------------
 # The device core's unit tests: tests/unit/*-test.c, each with the core
 # files its first comment "/* core: FILE... */" names ("all": every core
-# file, with core.c and driver.c, the tests' own device and driver) and
+# file, with core.c and driver.c, the tests' own device and driver; "all"
+# may come with more, e.g. server/ files that take the core) and
 # the unit tests' host (tests/unit/host.c), built plain (RDMA_SIM_PLAIN: glib and zlib,
 # no QEMU; the trace events as functions that do nothing) with
 # AddressSanitizer and UBSan, and run with --tap.  Seconds: make check's
@@ -421,7 +422,10 @@ suite_unit() {
         # of rdma-sim-server's own files says "/* server: FILE... */" and
         # links those alone, without the core's host.
         core=$(sed -n '0,/\*\//{s|/\*||; s|\*/||; s|^ \*||; s|core:||; p}' "$s")
-        [[ " $core " != *" all "* ]] || core="core.c driver.c $UNIT_CORE"
+        # "all" and other files: every core file, and those
+        core=" $core "
+        [[ $core != *" all "* ]] ||
+            core="core.c driver.c $UNIT_CORE ${core/ all / }"
         local host=host.c
         if [[ $core == *server:* ]]; then
             core=${core/server:/} host=

@@ -41,7 +41,7 @@ FUZZ_SMOKE_TIME=${FUZZ_SMOKE_TIME:-30}
 TARGETS=(rdma-sim-driver rdma-sim-wire vfu-msg)
 # The server's targets, and the files of server/ each is built from
 SERVER_TARGETS=(vfu-msg)
-declare -A SERVER_SOURCES=([vfu-msg]="vfu-msg.c")
+declare -A SERVER_SOURCES=([vfu-msg]="vfu-msg.c json.c")
 # Inputs (and seeds) have up to MAX_LEN bytes; one that takes 10 s is a hang
 MAX_LEN=8192
 LIBFUZZER_OPTS=(-timeout=10 "-max_len=$MAX_LEN" -detect_leaks=0 -print_final_stats=1)

@@ -3,8 +3,9 @@
  *
  * The services platform.h declares, as QEMU's platform.c gives them in a
  * VM: DMA to and from guest memory (the client's DMA windows, mapped from
- * its shared memory), MSI-X (the client's eventfds), the guest error log
- * (-d guest_errors, rate-limited as in QEMU), deferred work and timers
+ * its shared memory or reached by messages), MSI-X (the client's
+ * eventfds), the guest error log (-d guest_errors, rate-limited as in
+ * QEMU), deferred work and timers
  * (glib sources on the main loop; the clock is the host's monotonic one:
  * a server has no VM to stop), and the port's frames (a UDP socket).
  *
@@ -71,49 +72,49 @@ void server_host_init(void)
 
 /*
  * DMA: [addr, addr + len) must lie in windows the client mapped, with the
- * right to read or write it; memory the client did not share cannot be
- * reached (no DMA_READ/DMA_WRITE messages yet).
+ * right to read or write it: copied to or from the mapping of its shared
+ * memory, or (memory it did not share) moved by DMA_READ/DMA_WRITE
+ * messages.  A window may change while a message waits for its reply:
+ * each piece looks its window up again.
  */
 static MemTxResult server_dma(RdmaSimState *s, dma_addr_t addr, void *buf,
                               dma_addr_t len, bool write)
 {
-    GArray *dma = server_host(s)->vfu.dma;
+    VfuServer *v = &server_host(s)->vfu;
     uint8_t *p = buf;
 
     if (rdma_sim_dma_refused(s, addr, len)) {
         return MEMTX_DECODE_ERROR;
     }
     while (len) {
-        const VfuDmaWindow *w = NULL;
+        const VfuDmaWindow *w = vfu_server_dma_window(v, addr);
         uint64_t off, n;
 
-        for (guint i = 0; i < dma->len; i++) {
-            const VfuDmaWindow *c = &g_array_index(dma, VfuDmaWindow, i);
-
-            if (addr >= c->address && addr - c->address < c->size) {
-                w = c;
-                break;
-            }
-        }
-        if (!w || !w->map ||
-            !(w->prot & (write ? VFU_DMA_WRITE_OK : VFU_DMA_READ_OK))) {
+        if (!w || !(w->prot & (write ? VFU_DMA_WRITE_OK : VFU_DMA_READ_OK))) {
             trace_rdma_sim_dma_error(write ? "write" : "read", addr, len);
             return MEMTX_DECODE_ERROR;
         }
         off = addr - w->address;
         n = MIN(len, w->size - off);
-        if (sigsetjmp(server_dma_fault, 1)) {
-            server_in_dma = 0;
-            trace_rdma_sim_dma_error(write ? "write" : "read", addr, n);
-            return MEMTX_DECODE_ERROR;
-        }
-        server_in_dma = 1;
-        if (write) {
-            memcpy(w->map + off, p, n);
+        if (!w->map) {
+            if (vfu_server_dma_msg(v, addr, p, n, write)) {
+                trace_rdma_sim_dma_error(write ? "write" : "read", addr, n);
+                return MEMTX_ERROR;
+            }
         } else {
-            memcpy(p, w->map + off, n);
+            if (sigsetjmp(server_dma_fault, 1)) {
+                server_in_dma = 0;
+                trace_rdma_sim_dma_error(write ? "write" : "read", addr, n);
+                return MEMTX_DECODE_ERROR;
+            }
+            server_in_dma = 1;
+            if (write) {
+                memcpy(w->map + off, p, n);
+            } else {
+                memcpy(p, w->map + off, n);
+            }
+            server_in_dma = 0;
         }
-        server_in_dma = 0;
         addr += n;
         p += n;
         len -= n;

@@ -8,6 +8,12 @@
  * UNIX socket; when the client goes, the device is reset and the next
  * one may come.
  *
+ * --control PATH: what the device knows - its port, counters and objects,
+ * as -device rdma-sim's read-only QOM properties give them - on a UNIX
+ * socket of its own, in the part of QMP scripts/rdma-sim-top speaks
+ * (scripts/rdma-sim-top PATH; server/control.c): the device is
+ * /machine/peripheral/rsim0.
+ *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
@@ -19,8 +25,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include "platform.h"
+#include "control.h"
 #include "host.h"
 #include "transport.h"
+
+/* The device's name on the control socket, as -device rdma-sim,id=... */
+#define SERVER_DEVICE_ID "rsim0"
 
 typedef struct Server {
     RdmaSimState *s;
@@ -28,6 +38,8 @@ typedef struct Server {
     int listen_fd;
     guint client_watch;
     const char *socket_path;
+    const char *control_path;   /* --control: NULL if none */
+    ServerControl control;
     bool once;                  /* --once: end with the first client */
     GMainLoop *loop;
 } Server;
@@ -70,7 +82,14 @@ static uint64_t server_bar_read(void *opaque, unsigned bar, uint64_t offset,
     Server *sv = opaque;
 
     if (bar == RSIM_BAR_REGS && server_bar_access_ok(sv, bar, offset, len)) {
-        return rdma_sim_regs_read(sv->s, offset);
+        /*
+         * While the server waits for a DMA reply the device is in a step
+         * (busy), but the read is the driver's: answered from the
+         * registers as they are (the BAR writes kept for after the step
+         * not yet applied)
+         */
+        return sv->host.vfu.waiting ? rdma_sim_regs_peek(sv->s, offset) :
+               rdma_sim_regs_read(sv->s, offset);
     }
     return 0;
 }
@@ -146,14 +165,15 @@ static gboolean server_accept(gint fd, GIOCondition cond, gpointer data)
     return G_SOURCE_CONTINUE;
 }
 
-static int server_listen(const char *path)
+/* A listening UNIX socket at path, which option named */
+static int server_listen(const char *option, const char *path)
 {
     struct sockaddr_un a = { .sun_family = AF_UNIX };
     int fd;
 
     if (strlen(path) >= sizeof(a.sun_path)) {
-        die("--socket %s: longer than a UNIX socket path may be (%zu)", path,
-            sizeof(a.sun_path) - 1);
+        die("--%s %s: longer than a UNIX socket path may be (%zu)", option,
+            path, sizeof(a.sun_path) - 1);
     }
     strcpy(a.sun_path, path);
     fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -285,20 +305,30 @@ static void server_netdev(Server *sv, const char *spec)
 static void server_usage(void)
 {
     printf("usage: rdma-sim-server --socket PATH [--netdev SPEC] [--mac MAC]\n"
-           "                       [-d guest_errors] [--PROPERTY=VALUE]...\n"
+           "                       [--control PATH] [-d guest_errors]\n"
+           "                       [--PROPERTY=VALUE]...\n"
            "\n"
            "Serves one rdma-sim device over vfio-user on the UNIX socket\n"
            "PATH, for QEMU 10.1 or later:\n"
            "  -device '{\"driver\":\"vfio-user-pci\",\"socket\":"
            "{\"type\":\"unix\",\"path\":\"PATH\"}}'\n"
-           "with the guest's memory shared (-object memory-backend-memfd,"
-           "share=on).\n"
+           "Guest memory shared (-object memory-backend-memfd,share=on) is\n"
+           "mapped; memory that is not is reached by DMA_READ/DMA_WRITE\n"
+           "messages to QEMU (slower; a reply must come within %u ms, else\n"
+           "the transfer fails and QEMU is disconnected).\n"
            "\n"
            "  --netdev socket,udp=HOST:PORT,localaddr=HOST:PORT\n"
            "  --netdev socket,mcast=GROUP:PORT[,localaddr=ADDR]\n"
            "                    the port's network, as QEMU's -netdev "
            "socket\n"
            "  --mac MAC         the port's MAC (default 52:54:00:12:34:56)\n"
+           "  --control PATH    what the device knows (port, counters, "
+           "QPs, CQs, MRs...)\n"
+           "                    on a UNIX socket, in the part of QMP that\n"
+           "                    scripts/rdma-sim-top PATH reads (qom-list, "
+           "qom-get of\n"
+           "                    /machine/peripheral/" SERVER_DEVICE_ID
+           ", as -device rdma-sim,id=" SERVER_DEVICE_ID "'s)\n"
            "  -d guest_errors   log what the guest does wrong, as QEMU's "
            "-d\n"
            "  --trace PATTERN   print the trace events whose names match "
@@ -306,7 +336,8 @@ static void server_usage(void)
            "                    e.g. 'rdma_sim_qp_*'), as QEMU's -trace\n"
            "  --once            end when the first client goes (for a "
            "harness)\n"
-           "\nThe device's properties, as -device rdma-sim's:\n");
+           "\nThe device's properties, as -device rdma-sim's:\n",
+           VFU_DMA_TIMEOUT_MS);
     for (size_t i = 0; i < rdma_sim_nprops; i++) {
         const RdmaSimPropInfo *p = &rdma_sim_props[i];
 
@@ -375,6 +406,8 @@ int main(int argc, char **argv)
             netdev = argv[++i];
         } else if (!strcmp(a, "--mac") && i + 1 < argc) {
             mac = argv[++i];
+        } else if (!strcmp(a, "--control") && i + 1 < argc) {
+            sv.control_path = argv[++i];
         } else if (!strcmp(a, "-d") && i + 1 < argc &&
                    !strcmp(argv[i + 1], "guest_errors")) {
             sv.host.log_guest_errors = true;
@@ -394,6 +427,10 @@ int main(int argc, char **argv)
     if (!sv.socket_path) {
         die("--socket PATH is needed: the UNIX socket QEMU's vfio-user-pci "
             "connects to (--help)");
+    }
+    if (sv.control_path && !strcmp(sv.control_path, sv.socket_path)) {
+        die("--control %s: the path of --socket; the control socket needs "
+            "one of its own", sv.control_path);
     }
     if (sscanf(mac, "%2x:%2x:%2x:%2x:%2x:%2x", &m[0], &m[1], &m[2], &m[3],
                &m[4], &m[5]) != 6 || strlen(mac) != 17 || (m[0] & 1)) {
@@ -415,13 +452,23 @@ int main(int argc, char **argv)
     rdma_sim_transport_init(s);
     rdma_sim_reset_state(s);
 
-    sv.listen_fd = server_listen(sv.socket_path);
+    sv.listen_fd = server_listen("socket", sv.socket_path);
     g_unix_fd_add(sv.listen_fd, G_IO_IN, server_accept, &sv);
+    if (sv.control_path) {
+        server_control_init(&sv.control, s, SERVER_DEVICE_ID,
+                            server_listen("control", sv.control_path));
+        fprintf(stderr, "rdma-sim-server: control socket (scripts/"
+                "rdma-sim-top) on %s\n", sv.control_path);
+    }
     fprintf(stderr, "rdma-sim-server: serving rdma-sim (%s) on %s\n", mac,
             sv.socket_path);
     loop = g_main_loop_new(NULL, false);
     sv.loop = loop;
     g_main_loop_run(loop);
     unlink(sv.socket_path);
+    if (sv.control_path) {
+        server_control_cleanup(&sv.control);
+        unlink(sv.control_path);
+    }
     return 0;
 }

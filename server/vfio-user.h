@@ -173,13 +173,27 @@ struct vfu_dma_access {
  * This server's limits, offered in its VERSION reply and enforced on every
  * message it receives: a message larger than VFU_MAX_MESSAGE, a transfer
  * larger than VFU_MAX_XFER, more than VFU_MAX_FDS descriptors or more
- * than VFU_MAX_DMA_MAPS windows is refused.  It offers no write_multiple
+ * than VFU_MAX_DMA_MAPS windows is refused.  Its own DMA_READ/DMA_WRITE
+ * requests move at most the smaller of VFU_MAX_XFER and the client's
+ * max_data_xfer_size each.  It offers no write_multiple
  * (so a client sends no REGION_WRITE_MULTI) and no twin socket.
  */
 #define VFU_MAX_XFER            (1u << 20)      /* the protocol's default */
 #define VFU_MAX_MESSAGE         (VFU_HEADER_SIZE + 16 + VFU_MAX_XFER)
 #define VFU_MAX_FDS             8
 #define VFU_MAX_DMA_MAPS        1024
+/*
+ * BAR writes and resets that arrive while the device waits for a DMA reply
+ * are kept to apply after its step: at most this many, then the wait ends
+ * at once (the DMA fails) so that they can be applied
+ */
+#define VFU_MAX_DEFERRED        1024
+/*
+ * The reply to one of the server's DMA requests must arrive within this
+ * (QEMU's own wait for a reply, x-msg-timeout, defaults to as long): a
+ * client that does not answer fails the transfer and is disconnected
+ */
+#define VFU_DMA_TIMEOUT_MS      5000
 /* The capabilities JSON of a VERSION message, terminating NUL included */
 #define VFU_MAX_CAPS            4096
 #define VFU_PAGE_SIZE           4096

@@ -5,16 +5,16 @@
  * A client is as untrusted as a guest: every size, count and descriptor
  * count of a message is checked here, before any of it is used, against
  * the command's layout (docs/interop/vfio-user.rst) and the server's limits
- * (vfio-user.h).  The capabilities are a JSON object; the small parser
- * below reads only what the protocol defines (objects, strings, numbers,
- * true, false, null, arrays), to a bounded depth, and never reads past the
- * bytes it was given.
+ * (vfio-user.h).  The capabilities are a JSON object, read with json.h's
+ * bounded reader (to a bounded depth, never past the bytes it was given):
+ * the counts the protocol defines, the rest passed over.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
 #include <errno.h>
 #include <string.h>
+#include "json.h"
 #include "vfu-msg.h"
 
 /* The fixed part of each command's payload; 0: a command not served */
@@ -152,132 +152,6 @@ int vfu_msg_check(const struct vfu_header *h, const void *payload,
  */
 
 #define VFU_JSON_DEPTH  8
-#define VFU_JSON_KEY    32
-
-typedef struct VfuJson {
-    const char *p, *end;
-    unsigned depth;
-    const char *why;
-} VfuJson;
-
-static void vfu_json_ws(VfuJson *j)
-{
-    while (j->p < j->end &&
-           (*j->p == ' ' || *j->p == '\t' || *j->p == '\r' || *j->p == '\n')) {
-        j->p++;
-    }
-}
-
-static bool vfu_json_fail(VfuJson *j, const char *why)
-{
-    if (!j->why) {
-        j->why = why;
-    }
-    return false;
-}
-
-static bool vfu_json_lit(VfuJson *j, const char *lit)
-{
-    size_t n = strlen(lit);
-
-    if ((size_t)(j->end - j->p) < n || memcmp(j->p, lit, n)) {
-        return vfu_json_fail(j, "capabilities: not JSON");
-    }
-    j->p += n;
-    return true;
-}
-
-/* A string; its first VFU_JSON_KEY - 1 bytes in key (if any) */
-static bool vfu_json_string(VfuJson *j, char *key)
-{
-    size_t n = 0;
-
-    if (j->p == j->end || *j->p != '"') {
-        return vfu_json_fail(j, "capabilities: a string expected");
-    }
-    j->p++;
-    while (j->p < j->end && *j->p != '"') {
-        char c = *j->p++;
-
-        if ((unsigned char)c < 0x20) {
-            return vfu_json_fail(j, "capabilities: control byte in a string");
-        }
-        if (c == '\\') {
-            if (j->p == j->end) {
-                break;
-            }
-            c = *j->p++;
-            if (c == 'u') {
-                for (int i = 0; i < 4; i++, j->p++) {
-                    if (j->p == j->end || !g_ascii_isxdigit(*j->p)) {
-                        return vfu_json_fail(j, "capabilities: bad \\u escape");
-                    }
-                }
-                c = '?';        /* no name the protocol defines has one */
-            } else if (!c || !strchr("\"\\/bfnrt", c)) {
-                return vfu_json_fail(j, "capabilities: bad escape");
-            }
-        }
-        if (key && n < VFU_JSON_KEY - 1) {
-            key[n++] = c;
-        }
-    }
-    if (j->p == j->end) {
-        return vfu_json_fail(j, "capabilities: unterminated string");
-    }
-    j->p++;
-    if (key) {
-        key[n] = 0;
-    }
-    return true;
-}
-
-/*
- * A number; *is_uint when it is a non-negative integer that fits 64 bits
- * (*v), the only numbers the protocol has
- */
-static bool vfu_json_number(VfuJson *j, uint64_t *v, bool *is_uint)
-{
-    bool digits = false;
-
-    *v = 0;
-    *is_uint = true;
-    if (j->p < j->end && *j->p == '-') {
-        *is_uint = false;
-        j->p++;
-    }
-    while (j->p < j->end && g_ascii_isdigit(*j->p)) {
-        unsigned d = *j->p++ - '0';
-
-        digits = true;
-        if (*v > (UINT64_MAX - d) / 10) {
-            *is_uint = false;
-        } else {
-            *v = *v * 10 + d;
-        }
-    }
-    if (!digits) {
-        return vfu_json_fail(j, "capabilities: not JSON");
-    }
-    if (j->p < j->end && *j->p == '.') {
-        *is_uint = false;
-        j->p++;
-        while (j->p < j->end && g_ascii_isdigit(*j->p)) {
-            j->p++;
-        }
-    }
-    if (j->p < j->end && (*j->p == 'e' || *j->p == 'E')) {
-        *is_uint = false;
-        j->p++;
-        if (j->p < j->end && (*j->p == '+' || *j->p == '-')) {
-            j->p++;
-        }
-        while (j->p < j->end && g_ascii_isdigit(*j->p)) {
-            j->p++;
-        }
-    }
-    return true;
-}
 
 /* A member of "capabilities" that the protocol gives a count */
 static uint64_t *vfu_caps_field(VfuCaps *caps, const char *name)
@@ -297,127 +171,41 @@ static uint64_t *vfu_caps_field(VfuCaps *caps, const char *name)
     return NULL;
 }
 
-static bool vfu_json_value(VfuJson *j, VfuCaps *caps, uint64_t *field);
-
-/*
- * An object.  Of the top one (top set), the member "capabilities" is read
- * into top; of that one (members set), the counts the protocol defines
- * are read into members; anything else is read and passed over.
- */
-static bool vfu_json_object(VfuJson *j, VfuCaps *top, VfuCaps *members)
+/* A member of "capabilities": a count the protocol defines, or passed over */
+static bool vfu_caps_member(JsonReader *j, const char *key, void *opaque)
 {
-    char key[VFU_JSON_KEY];
-
-    j->p++;                     /* '{' */
-    vfu_json_ws(j);
-    if (j->p < j->end && *j->p == '}') {
-        j->p++;
-        return true;
-    }
-    for (;;) {
-        vfu_json_ws(j);
-        if (!vfu_json_string(j, key)) {
-            return false;
-        }
-        vfu_json_ws(j);
-        if (j->p == j->end || *j->p != ':') {
-            return vfu_json_fail(j, "capabilities: ':' expected");
-        }
-        j->p++;
-        vfu_json_ws(j);
-        if (!vfu_json_value(j, top && !strcmp(key, "capabilities") ? top : NULL,
-                            members ? vfu_caps_field(members, key) : NULL)) {
-            return false;
-        }
-        vfu_json_ws(j);
-        if (j->p < j->end && *j->p == ',') {
-            j->p++;
-            continue;
-        }
-        if (j->p < j->end && *j->p == '}') {
-            j->p++;
-            return true;
-        }
-        return vfu_json_fail(j, "capabilities: ',' or '}' expected");
-    }
-}
-
-static bool vfu_json_array(VfuJson *j)
-{
-    j->p++;                     /* '[' */
-    vfu_json_ws(j);
-    if (j->p < j->end && *j->p == ']') {
-        j->p++;
-        return true;
-    }
-    for (;;) {
-        vfu_json_ws(j);
-        if (!vfu_json_value(j, NULL, NULL)) {
-            return false;
-        }
-        vfu_json_ws(j);
-        if (j->p < j->end && *j->p == ',') {
-            j->p++;
-            continue;
-        }
-        if (j->p < j->end && *j->p == ']') {
-            j->p++;
-            return true;
-        }
-        return vfu_json_fail(j, "capabilities: ',' or ']' expected");
-    }
-}
-
-/*
- * A value: the capabilities object (caps set), a count the protocol
- * defines (field set), or anything else
- */
-static bool vfu_json_value(VfuJson *j, VfuCaps *caps, uint64_t *field)
-{
-    bool ok, is_uint;
+    uint64_t *field = vfu_caps_field(opaque, key);
     uint64_t v;
+    bool is_uint;
 
-    if (j->p == j->end) {
-        return vfu_json_fail(j, "capabilities: a value expected");
+    if (!field) {
+        return json_value(j);
     }
-    if (caps && *j->p != '{') {
-        return vfu_json_fail(j, "capabilities: \"capabilities\" is not an "
-                             "object");
+    if (j->p == j->end || (*j->p != '-' && !g_ascii_isdigit(*j->p))) {
+        return json_fail(j, "capabilities: a count that is not a number");
     }
-    if (field && *j->p != '-' && !g_ascii_isdigit(*j->p)) {
-        return vfu_json_fail(j, "capabilities: a count that is not a "
-                             "number");
+    if (!json_number(j, &v, &is_uint)) {
+        return false;
     }
-    switch (*j->p) {
-    case '{':
-    case '[':
-        if (++j->depth > VFU_JSON_DEPTH) {
-            return vfu_json_fail(j, "capabilities: nested too deep");
-        }
-        ok = *j->p == '{' ? vfu_json_object(j, NULL, caps) : vfu_json_array(j);
-        j->depth--;
-        return ok;
-    case '"':
-        return vfu_json_string(j, NULL);
-    case 't':
-        return vfu_json_lit(j, "true");
-    case 'f':
-        return vfu_json_lit(j, "false");
-    case 'n':
-        return vfu_json_lit(j, "null");
-    default:
-        if (!vfu_json_number(j, &v, &is_uint)) {
-            return false;
-        }
-        if (field) {
-            if (!is_uint) {
-                return vfu_json_fail(j, "capabilities: a count that is not "
-                                     "a non-negative integer");
-            }
-            *field = v;
-        }
-        return true;
+    if (!is_uint) {
+        return json_fail(j, "capabilities: a count that is not a "
+                         "non-negative integer");
     }
+    *field = v;
+    return true;
+}
+
+/* A member of the top object: "capabilities" read, the others passed over */
+static bool vfu_top_member(JsonReader *j, const char *key, void *opaque)
+{
+    if (strcmp(key, "capabilities")) {
+        return json_value(j);
+    }
+    if (j->p == j->end || *j->p != '{') {
+        return json_fail(j, "capabilities: \"capabilities\" is not an "
+                         "object");
+    }
+    return json_object(j, vfu_caps_member, opaque);
 }
 
 int vfu_version_parse(const void *payload, size_t len, VfuCaps *caps,
@@ -426,7 +214,7 @@ int vfu_version_parse(const void *payload, size_t len, VfuCaps *caps,
     const struct vfu_version *v = payload;
     const char *json = (const char *)payload + sizeof(*v);
     size_t json_len;
-    VfuJson j = { 0 };
+    JsonReader j = { .max_depth = VFU_JSON_DEPTH };
 
     /* the protocol's defaults */
     *caps = (VfuCaps) {
@@ -453,16 +241,15 @@ int vfu_version_parse(const void *payload, size_t len, VfuCaps *caps,
     }
     j.p = json;
     j.end = json + json_len - 1;
-    vfu_json_ws(&j);
+    json_ws(&j);
     if (j.p == j.end || *j.p != '{') {
         return vfu_refuse(why, "VERSION: capabilities not a JSON object",
                           EINVAL);
     }
-    j.depth = 1;
-    if (!vfu_json_object(&j, caps, NULL)) {
+    if (!json_object(&j, vfu_top_member, caps)) {
         return vfu_refuse(why, j.why, EINVAL);
     }
-    vfu_json_ws(&j);
+    json_ws(&j);
     if (j.p != j.end) {
         return vfu_refuse(why, "VERSION: bytes after the capabilities",
                           EINVAL);

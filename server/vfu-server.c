@@ -10,6 +10,17 @@
  * where the next message starts ends the connection.  Every reply goes
  * out before the next message is read.
  *
+ * Memory the client maps without a descriptor is reached by the server's
+ * own DMA_READ/DMA_WRITE requests.  QEMU answers them in its main loop,
+ * under the lock its vCPUs hold while they wait for the reply to a region
+ * read or a non-posted write: so while the server waits for a DMA reply it
+ * keeps answering the messages that need not the device's engine (which
+ * is in the middle of a step), and keeps the others for after the step
+ * (vfu_server_run_deferred()).  DMA writes go without a reply asked (the
+ * client handles requests in order, so a later read or reply sees them);
+ * an interrupt first waits for a reply, so that it cannot overtake them
+ * (its eventfd does not go through the socket).
+ *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
@@ -29,6 +40,26 @@
 /* A message's payload must arrive within this after its header */
 #define VFU_RECV_TIMEOUT_MS     5000
 
+/* A message received whole: header, payload, descriptors */
+typedef struct VfuMsg {
+    struct vfu_header h;
+    uint8_t *p;                 /* g_malloc'ed, one byte more than len */
+    size_t len;
+    int fds[VFU_MAX_FDS + 1];
+    unsigned nfds;
+} VfuMsg;
+
+/*
+ * A client's command kept during a DMA wait: a BAR write (already
+ * answered), or a reset (answered when done)
+ */
+typedef struct VfuDeferred {
+    struct vfu_header h;
+    uint32_t region;
+    unsigned len;
+    uint64_t offset, val;
+} VfuDeferred;
+
 void vfu_server_init(VfuServer *v, const VfuDeviceOps *ops, void *opaque,
                      unsigned db_pages, unsigned msix_vectors)
 {
@@ -42,6 +73,8 @@ void vfu_server_init(VfuServer *v, const VfuDeviceOps *ops, void *opaque,
     }
     v->err_fd = -1;
     v->recv_timeout_ms = VFU_RECV_TIMEOUT_MS;
+    v->dma_timeout_ms = VFU_DMA_TIMEOUT_MS;
+    g_queue_init(&v->deferred);
     vfu_pci_init(&v->pci, db_pages, msix_vectors);
 }
 
@@ -60,6 +93,7 @@ void vfu_server_attach(VfuServer *v, int fd)
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
     v->fd = fd;
     v->negotiated = false;
+    v->waiting = v->abort_wait = v->broken = v->posted = false;
 }
 
 static void vfu_dma_unmap_window(VfuDmaWindow *w)
@@ -94,6 +128,11 @@ void vfu_server_detach(VfuServer *v)
     vfu_msix_clear(v);
     vfu_fd_clear(&v->err_fd);
     vfu_fd_clear(&v->fd);
+    g_queue_clear_full(&v->deferred, g_free);
+    if (v->deferred_src) {
+        g_source_remove(v->deferred_src);
+        v->deferred_src = 0;
+    }
 }
 
 /*
@@ -121,10 +160,19 @@ static void G_GNUC_PRINTF(2, 3) vfu_log(VfuServer *v, const char *fmt, ...)
     fputc('\n', stderr);
 }
 
+static void vfu_dma_fence(VfuServer *v);
+
 void vfu_server_msix(VfuServer *v, unsigned vector)
 {
     uint64_t one = 1;
 
+    /*
+     * During a wait the fence cannot wait too (only a client's SET_IRQS
+     * triggers then, not the device)
+     */
+    if (v->posted && !v->waiting) {
+        vfu_dma_fence(v);
+    }
     if (vector < RDMA_SIM_MAX_MSIX && v->msix_fd[vector] >= 0 &&
         write(v->msix_fd[vector], &one, sizeof(one)) != sizeof(one) &&
         errno != EAGAIN) {
@@ -408,8 +456,65 @@ static int vfu_set_irqs(VfuServer *v, const struct vfu_irq_set *s,
     return 0;
 }
 
+/*
+ * What arrives during a DMA wait and needs the device's engine is kept,
+ * in order, for after the step; the main loop applies it (an idle source)
+ * before it reads the next message
+ */
+
+static gboolean vfu_deferred_idle(gpointer opaque)
+{
+    VfuServer *v = opaque;
+
+    v->deferred_src = 0;
+    vfu_server_run_deferred(v);
+    return G_SOURCE_REMOVE;
+}
+
+static void vfu_defer(VfuServer *v, const VfuDeferred *d)
+{
+    g_queue_push_tail(&v->deferred, g_memdup2(d, sizeof(*d)));
+    if (v->deferred.length >= VFU_MAX_DEFERRED) {
+        /* no room for more: end the wait, so that the step ends too */
+        v->abort_wait = true;
+    }
+    if (!v->deferred_src) {
+        v->deferred_src = g_idle_add(vfu_deferred_idle, v);
+    }
+}
+
+static bool vfu_reply(VfuServer *v, const struct vfu_header *req, int err,
+                      const void *payload, size_t len);
+
+void vfu_server_run_deferred(VfuServer *v)
+{
+    VfuDeferred *d;
+
+    g_assert(!v->waiting);
+    if (v->deferred_src) {
+        g_source_remove(v->deferred_src);
+        v->deferred_src = 0;
+    }
+    while ((d = g_queue_pop_head(&v->deferred))) {
+        /* a wait ended early ended only the step it was in */
+        v->abort_wait = false;
+        if (v->fd >= 0 && !v->broken) {
+            if (d->h.command == VFU_DEVICE_RESET) {
+                v->ops->reset(v->opaque);
+                vfu_reply(v, &d->h, 0, NULL, 0);
+            } else {
+                v->ops->bar_write(v->opaque, d->region, d->offset, d->val,
+                                  d->len);
+            }
+        }
+        g_free(d);
+    }
+    v->abort_wait = false;
+}
+
 /* A region access: config space here, BARs to the device */
-static int vfu_region_access(VfuServer *v, const struct vfu_region_access *a,
+static int vfu_region_access(VfuServer *v, const struct vfu_header *h,
+                             const struct vfu_region_access *a,
                              uint8_t *data, bool write)
 {
     struct vfu_region_info info;
@@ -434,9 +539,19 @@ static int vfu_region_access(VfuServer *v, const struct vfu_region_access *a,
     }
     if (write) {
         memcpy(&val, data, a->count);
-        v->ops->bar_write(v->opaque, a->region, a->offset, le64_to_cpu(val),
-                          a->count);
+        if (v->waiting) {
+            VfuDeferred d = {
+                .h = *h, .region = a->region, .offset = a->offset,
+                .val = le64_to_cpu(val), .len = a->count,
+            };
+
+            vfu_defer(v, &d);
+        } else {
+            v->ops->bar_write(v->opaque, a->region, a->offset,
+                              le64_to_cpu(val), a->count);
+        }
     } else {
+        /* reading a register has no side effect: answered even in a wait */
         val = cpu_to_le64(v->ops->bar_read(v->opaque, a->region, a->offset,
                                            a->count));
         memcpy(data, &val, a->count);
@@ -444,18 +559,31 @@ static int vfu_region_access(VfuServer *v, const struct vfu_region_access *a,
     return 0;
 }
 
-static bool vfu_dispatch(VfuServer *v, const struct vfu_header *h,
-                         uint8_t *p, size_t len, int *fds, unsigned nfds)
+/* A reply that is not the one a wait awaits */
+static void vfu_stray_reply(VfuServer *v, const struct vfu_header *h)
 {
+    v->errors++;
+    if (h->command == VFU_DMA_WRITE && (h->flags & VFU_F_ERROR)) {
+        /* the client says so even when no reply was asked */
+        vfu_log(v, "a DMA write sent without a reply failed in the client "
+                "(request %u): %s", h->id, g_strerror(h->error));
+    } else {
+        vfu_log(v, "a reply to no pending request (id %u): dropped", h->id);
+    }
+}
+
+static bool vfu_dispatch(VfuServer *v, const VfuMsg *m)
+{
+    const struct vfu_header *h = &m->h;
+    uint8_t *p = m->p;
+    size_t len = m->len;
+    const int *fds = m->fds;
+    unsigned nfds = m->nfds;
     const char *why = NULL;
     int err;
 
     if ((h->flags & VFU_F_TYPE_MASK) == VFU_F_TYPE_REPLY) {
-        /* the server sends no commands, so it awaits no reply */
-        v->errors++;
-        vfu_log(v, "a reply to no command (id %u): dropped",
-                  h->id);
-        vfu_close_fds(fds, nfds);
+        vfu_stray_reply(v, h);
         return true;
     }
     err = vfu_msg_check(h, p, len, nfds, &why);
@@ -464,11 +592,14 @@ static bool vfu_dispatch(VfuServer *v, const struct vfu_header *h,
         err = EINVAL;
         why = "a command before VERSION";
     }
+    if (!err && v->waiting && h->command == VFU_VERSION) {
+        err = EINVAL;
+        why = "VERSION again";
+    }
     if (err) {
         v->errors++;
         vfu_log(v, "message %u (command %u) refused: %s",
                   h->id, h->command, why);
-        vfu_close_fds(fds, nfds);
         return vfu_reply(v, h, err, NULL, 0) &&
                !(h->command == VFU_VERSION && !v->negotiated);
     }
@@ -488,7 +619,6 @@ static bool vfu_dispatch(VfuServer *v, const struct vfu_header *h,
     }
     case VFU_DMA_MAP:
         err = -vfu_dma_map(v, (const void *)p, nfds ? fds[0] : -1);
-        vfu_close_fds(fds, nfds);
         return vfu_reply(v, h, err, NULL, 0);
     case VFU_DMA_UNMAP:
         err = -vfu_dma_unmap(v, (const void *)p);
@@ -521,46 +651,68 @@ static bool vfu_dispatch(VfuServer *v, const struct vfu_header *h,
     }
     case VFU_DEVICE_SET_IRQS:
         err = -vfu_set_irqs(v, (const void *)p, fds, nfds);
-        vfu_close_fds(fds, nfds);
         return vfu_reply(v, h, err, NULL, 0);
     case VFU_REGION_READ: {
         const struct vfu_region_access *a = (const void *)p;
         g_autofree uint8_t *r = g_malloc0(sizeof(*a) + a->count);
 
         memcpy(r, a, sizeof(*a));
-        err = -vfu_region_access(v, a, r + sizeof(*a), false);
+        err = -vfu_region_access(v, h, a, r + sizeof(*a), false);
         return vfu_reply(v, h, err, r, sizeof(*a) + a->count);
     }
     case VFU_REGION_WRITE:
-        err = -vfu_region_access(v, (const void *)p,
+        err = -vfu_region_access(v, h, (const void *)p,
                                 p + sizeof(struct vfu_region_access), true);
         return vfu_reply(v, h, err, p, sizeof(struct vfu_region_access));
     case VFU_DEVICE_RESET:
+        if (v->waiting) {
+            VfuDeferred d = { .h = *h };
+
+            /*
+             * The reset ends the step that waits, then is done and
+             * answered (QEMU waits for this reply under the lock that
+             * keeps it from answering the DMA request)
+             */
+            vfu_defer(v, &d);
+            v->abort_wait = true;
+            return true;
+        }
         v->ops->reset(v->opaque);
         return vfu_reply(v, h, 0, NULL, 0);
     }
     g_assert_not_reached();     /* vfu_msg_check() refused the rest */
 }
 
-bool vfu_server_receive(VfuServer *v)
+static void vfu_msg_free(VfuMsg *m)
+{
+    vfu_close_fds(m->fds, m->nfds);
+    m->nfds = 0;
+    g_free(m->p);
+    m->p = NULL;
+}
+
+/*
+ * Receive one message whole, header and payload (within recv_timeout_ms of
+ * each other), with its descriptors: false when the connection ends
+ */
+static bool vfu_recv(VfuServer *v, VfuMsg *msg)
 {
     union {
         struct cmsghdr align;
         char buf[CMSG_SPACE((VFU_MAX_FDS + 1) * sizeof(int))];
     } ctl;
-    struct vfu_header h;
-    struct iovec iov = { .iov_base = &h, .iov_len = sizeof(h) };
+    struct iovec iov = { .iov_base = &msg->h, .iov_len = sizeof(msg->h) };
     struct msghdr m = {
         .msg_iov = &iov, .msg_iovlen = 1,
         .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
     };
-    int fds[VFU_MAX_FDS + 1];
-    unsigned nfds = 0;
-    g_autofree uint8_t *payload = NULL;
+    struct vfu_header *h = &msg->h;
     ssize_t n;
-    bool ok;
 
     memset(&ctl, 0, sizeof(ctl));
+    msg->nfds = 0;
+    msg->p = NULL;
+    msg->len = 0;
     n = recvmsg(v->fd, &m, MSG_CMSG_CLOEXEC | MSG_WAITALL);
     if (n <= 0) {
         return false;           /* the end, an error, or a header not sent */
@@ -573,32 +725,297 @@ bool vfu_server_receive(VfuServer *v)
                 int fd;
 
                 memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
-                if (nfds < G_N_ELEMENTS(fds)) {
-                    fds[nfds++] = fd;
+                if (msg->nfds < G_N_ELEMENTS(msg->fds)) {
+                    msg->fds[msg->nfds++] = fd;
                 } else {
                     close(fd);
                 }
             }
         }
     }
-    if (n != sizeof(h) || (m.msg_flags & MSG_CTRUNC) ||
-        h.size < sizeof(h) || h.size > VFU_MAX_MESSAGE) {
+    if (n != sizeof(*h) || (m.msg_flags & MSG_CTRUNC) ||
+        h->size < sizeof(*h) || h->size > VFU_MAX_MESSAGE) {
         /* the end, or a header that cannot say where the next one starts */
-        if (n > 0) {
-            vfu_log(v, "a message header the server cannot "
-                      "read past (%zd bytes, size %u): disconnecting", n,
-                      n == sizeof(h) ? h.size : 0);
-        }
-        vfu_close_fds(fds, nfds);
+        vfu_log(v, "a message header the server cannot read past (%zd "
+                "bytes, size %u): disconnecting", n,
+                n == sizeof(*h) ? h->size : 0);
+        vfu_msg_free(msg);
         return false;
     }
-    payload = g_malloc(h.size - sizeof(h) + 1);
-    if (!vfu_read_all(v->fd, payload, h.size - sizeof(h), v->recv_timeout_ms)) {
+    msg->len = h->size - sizeof(*h);
+    msg->p = g_malloc(msg->len + 1);
+    if (!vfu_read_all(v->fd, msg->p, msg->len, v->recv_timeout_ms)) {
         vfu_log(v, "message %u's payload did not arrive "
-                  "within %u ms: disconnecting", h.id, v->recv_timeout_ms);
-        vfu_close_fds(fds, nfds);
+                  "within %u ms: disconnecting", h->id, v->recv_timeout_ms);
+        vfu_msg_free(msg);
         return false;
     }
-    ok = vfu_dispatch(v, &h, payload, h.size - sizeof(h), fds, nfds);
+    return true;
+}
+
+bool vfu_server_receive(VfuServer *v)
+{
+    VfuMsg m;
+    bool ok;
+
+    if (v->broken) {
+        return false;           /* it failed a DMA request: it goes */
+    }
+    /* what came before this message first */
+    vfu_server_run_deferred(v);
+    if (v->broken || !vfu_recv(v, &m)) {
+        return false;
+    }
+    ok = vfu_dispatch(v, &m);
+    vfu_msg_free(&m);
     return ok;
+}
+
+/*
+ * DMA by messages
+ */
+
+const VfuDmaWindow *vfu_server_dma_window(VfuServer *v, uint64_t addr)
+{
+    for (guint i = 0; i < v->dma->len; i++) {
+        const VfuDmaWindow *w = &g_array_index(v->dma, VfuDmaWindow, i);
+
+        if (addr >= w->address && addr - w->address < w->size) {
+            return w;
+        }
+    }
+    return NULL;
+}
+
+/* The client cannot be trusted with another request: the connection ends */
+static void vfu_break(VfuServer *v)
+{
+    v->broken = true;
+    if (v->fd >= 0) {
+        /* the main loop sees the end, and vfu_server_receive() says so */
+        shutdown(v->fd, SHUT_RDWR);
+    }
+}
+
+/* Send a DMA request with data after its fixed part: its id, or -1 */
+static int vfu_request(VfuServer *v, uint16_t command, uint32_t flags,
+                       uint64_t addr, uint64_t count, const void *data,
+                       size_t len)
+{
+    struct vfu_dma_access a = { .address = addr, .count = count };
+    struct vfu_header h = {
+        .id = ++v->next_id, .command = command,
+        .size = sizeof(h) + sizeof(a) + len, .flags = flags,
+    };
+    struct iovec iov[3] = {
+        { .iov_base = &h, .iov_len = sizeof(h) },
+        { .iov_base = &a, .iov_len = sizeof(a) },
+        { .iov_base = (void *)data, .iov_len = len },
+    };
+    struct msghdr m = { .msg_iov = iov, .msg_iovlen = len ? 3 : 2 };
+
+    if (sendmsg(v->fd, &m, MSG_NOSIGNAL) != (ssize_t)h.size) {
+        /* nothing, or part of it (the stream is lost), went */
+        vfu_log(v, "a DMA request could not be sent: disconnecting");
+        vfu_break(v);
+        return -1;
+    }
+    return h.id;
+}
+
+/*
+ * Wait for the reply to request id (*r: to free), answering or keeping
+ * what else arrives meanwhile: 0 or -errno
+ */
+static int vfu_await(VfuServer *v, uint16_t id, VfuMsg *r)
+{
+    int64_t deadline = g_get_monotonic_time() + v->dma_timeout_ms * 1000ll;
+    int err = 0;
+
+    g_assert(!v->waiting);
+    v->waiting = true;
+    for (;;) {
+        int64_t left = deadline - g_get_monotonic_time();
+        struct pollfd pfd = { .fd = v->fd, .events = POLLIN };
+        int n;
+
+        if (v->abort_wait) {
+            err = -ECANCELED;
+            break;
+        }
+        if (left <= 0) {
+            vfu_log(v, "no reply to DMA request %u within %u ms: "
+                    "disconnecting", id, v->dma_timeout_ms);
+            err = -ETIMEDOUT;
+            break;
+        }
+        n = poll(&pfd, 1, DIV_ROUND_UP(left, 1000));
+        if (n < 0 && errno != EINTR) {
+            err = -errno;
+            break;
+        }
+        if (n <= 0) {
+            continue;
+        }
+        if (!vfu_recv(v, r)) {
+            err = -EPIPE;
+            break;
+        }
+        if ((r->h.flags & VFU_F_TYPE_MASK) == VFU_F_TYPE_REPLY &&
+            r->h.id == id) {
+            v->waiting = false;
+            return 0;
+        }
+        n = vfu_dispatch(v, r);
+        vfu_msg_free(r);
+        if (!n) {
+            err = -EPIPE;
+            break;
+        }
+    }
+    v->waiting = false;
+    if (err != -ECANCELED) {
+        vfu_break(v);
+    }
+    return err;
+}
+
+/*
+ * The reply r to a DMA request for count bytes at addr: 0 if it is the
+ * reply, -errno if the client refused; a reply that is not what was asked
+ * says the client is broken (the connection ends)
+ */
+static int vfu_dma_reply_check(VfuServer *v, const VfuMsg *r,
+                               uint16_t command, uint64_t addr,
+                               uint64_t count)
+{
+    const struct vfu_dma_access *a = (const void *)r->p;
+    const char *why = NULL;
+    uint32_t count32;
+
+    if (r->nfds) {
+        why = "descriptors with it";
+    } else if (r->h.command != command) {
+        why = "another command's";
+    } else if (r->h.flags & ~(VFU_F_TYPE_MASK | VFU_F_ERROR)) {
+        why = "unknown flags";
+    } else if (r->h.flags & VFU_F_ERROR) {
+        if (r->len || !r->h.error) {
+            why = "an error with a payload, or error 0";
+        } else {
+            vfu_log(v, "DMA %s of %" PRIu64 " bytes at 0x%" PRIx64
+                    " refused by the client: %s", command == VFU_DMA_READ ?
+                    "read" : "write", count, addr, g_strerror(r->h.error));
+            return r->h.error < 4096 ? -(int)r->h.error : -EIO;
+        }
+    } else if (command == VFU_DMA_READ) {
+        if (r->len != sizeof(*a) + count || a->address != addr ||
+            a->count != count) {
+            why = "not the data asked for";
+        }
+    } else if (r->len) {
+        /*
+         * The specification's reply is the address and a 32-bit count;
+         * QEMU's is empty
+         */
+        if (r->len != 12 && r->len != sizeof(*a)) {
+            why = "not the size of a DMA_WRITE reply";
+        } else {
+            memcpy(&count32, r->p + 8, sizeof(count32));
+            if (a->address != addr || count32 != (uint32_t)count) {
+                why = "not the transfer asked for";
+            }
+        }
+    }
+    if (why) {
+        v->errors++;
+        vfu_log(v, "reply %u to a DMA request: %s: disconnecting", r->h.id,
+                why);
+        vfu_break(v);
+        return -EPROTO;
+    }
+    return 0;
+}
+
+/* Send a request and check its reply; *r holds it then (to free) */
+static int vfu_dma_call(VfuServer *v, uint16_t command, uint64_t addr,
+                        uint64_t count, const void *data, size_t len,
+                        VfuMsg *r)
+{
+    int id = vfu_request(v, command, 0, addr, count, data, len);
+    int err;
+
+    if (id < 0) {
+        return -EPIPE;
+    }
+    err = vfu_await(v, id, r);
+    if (err) {
+        return err;
+    }
+    /* the client handles requests in order: the DMA writes before are done */
+    v->posted = false;
+    err = vfu_dma_reply_check(v, r, command, addr, count);
+    if (err) {
+        vfu_msg_free(r);
+    }
+    return err;
+}
+
+static void vfu_dma_fence(VfuServer *v)
+{
+    VfuMsg r;
+
+    /* any reply will do, even a refusal: a read of one byte asks for one */
+    if (v->fd >= 0 && !v->broken &&
+        vfu_dma_call(v, VFU_DMA_READ, v->fence_addr, 1, NULL, 0, &r) == 0) {
+        vfu_msg_free(&r);
+    }
+    v->posted = false;
+}
+
+int vfu_server_dma_msg(VfuServer *v, uint64_t addr, void *buf, uint64_t len,
+                       bool write)
+{
+    uint64_t max = MIN(v->caps.max_data_xfer_size, VFU_MAX_XFER);
+    uint8_t *p = buf;
+
+    if (v->fd < 0 || v->broken || !v->negotiated) {
+        return -ENOTCONN;
+    }
+    if (v->waiting || v->abort_wait) {
+        /* a step already ending (a reset, or too much kept) */
+        return -ECANCELED;
+    }
+    while (len) {
+        /* again for every piece: a wait may have changed the windows */
+        const VfuDmaWindow *w = vfu_server_dma_window(v, addr);
+        uint64_t n;
+        VfuMsg r;
+        int err;
+
+        if (!w || w->map ||
+            !(w->prot & (write ? VFU_DMA_WRITE_OK : VFU_DMA_READ_OK))) {
+            return -EFAULT;
+        }
+        n = MIN(MIN(len, max), w->size - (addr - w->address));
+        if (write) {
+            if (vfu_request(v, VFU_DMA_WRITE, VFU_F_NO_REPLY, addr, n, p,
+                            n) < 0) {
+                return -EPIPE;
+            }
+            v->posted = true;
+            v->fence_addr = addr;
+        } else {
+            err = vfu_dma_call(v, VFU_DMA_READ, addr, n, NULL, 0, &r);
+            if (err) {
+                return err;
+            }
+            memcpy(p, r.p + sizeof(struct vfu_dma_access), n);
+            vfu_msg_free(&r);
+        }
+        addr += n;
+        p += n;
+        len -= n;
+    }
+    return 0;
 }

@@ -33,6 +33,23 @@ typedef struct VfuDmaWindow {
 typedef struct VfuServer {
     int fd;                     /* the connection, -1 when none */
     bool negotiated;            /* VERSION done */
+    /*
+     * DMA by messages (windows the client mapped without a descriptor):
+     * the server's own requests' ids, a wait for a reply in progress, a
+     * wait to end at once (a reset or a full deferred queue), a client
+     * that failed a wait (no more requests: the connection ends), DMA
+     * writes sent without a reply asked since the last reply (an
+     * interrupt must not overtake them) and where the last one went
+     */
+    uint16_t next_id;
+    bool waiting;
+    bool abort_wait;
+    bool broken;
+    bool posted;
+    uint64_t fence_addr;
+    unsigned dma_timeout_ms;    /* a DMA request's reply must come within */
+    GQueue deferred;            /* what arrived during a wait, to apply */
+    guint deferred_src;         /* the idle source that applies it */
     VfuCaps caps;               /* the client's */
     VfuPci pci;
     GArray *dma;                /* VfuDmaWindow, at most VFU_MAX_DMA_MAPS */
@@ -60,7 +77,31 @@ void vfu_server_attach(VfuServer *v, int fd);
 bool vfu_server_receive(VfuServer *v);
 void vfu_server_detach(VfuServer *v);
 
-/* The device raises MSI-X vector v (no eventfd: nothing happens) */
+/*
+ * The device raises MSI-X vector v (no eventfd: nothing happens), after
+ * the DMA writes sent before it reached the client's memory
+ */
 void vfu_server_msix(VfuServer *v, unsigned vector);
+
+/* The DMA window holding addr, or NULL (valid until the next message) */
+const VfuDmaWindow *vfu_server_dma_window(VfuServer *v, uint64_t addr);
+
+/*
+ * A DMA transfer of len bytes at addr, inside a window the client mapped
+ * without a descriptor, through DMA_READ/DMA_WRITE messages: 0, or
+ * -errno (outside such a window, refused by the client, no reply in
+ * time, a reply that does not match).  While it waits for a reply the
+ * server answers the client's messages that need not the device
+ * (configuration space, register reads, DMA windows, interrupts) and
+ * keeps the rest (BAR writes, a reset) for vfu_server_run_deferred().
+ */
+int vfu_server_dma_msg(VfuServer *v, uint64_t addr, void *buf, uint64_t len,
+                       bool write);
+
+/*
+ * Apply what arrived while the device waited for a DMA reply, in order:
+ * after the device's step, from the main loop (an idle source does it)
+ */
+void vfu_server_run_deferred(VfuServer *v);
 
 #endif /* RDMA_SIM_SERVER_VFU_SERVER_H */

@@ -23,7 +23,9 @@
  *   qp.c        QP objects and the QP state machine
  *   port.c      the Ethernet rings, the receive filter and dispatch
  *   net.c       the QEMU NIC the port's frames come and go by
- *   introspect.c  the objects and counters as QOM properties (qom-get)
+ *   introspect.c  the objects and counters read out through an emitter
+ *               (introspect.h), and its emitter of JSON text
+ *   introspect-qom.c  the same as QOM properties (qom-get)
  *   migration.c the device's state in a migration stream (VMState)
  *
  * Everything runs in the main loop with the BQL held (MMIO handlers, bottom
@@ -371,6 +373,12 @@ void rdma_sim_props_default(RdmaSimProps *props);
 void rdma_sim_reset_state(RdmaSimState *s);
 /* A 32-bit access to BAR0 at addr, or a doorbell write at addr in BAR2 */
 uint32_t rdma_sim_regs_read(RdmaSimState *s, uint64_t addr);
+/*
+ * A register's value without the own-DMA check of rdma_sim_regs_read(): for
+ * a host that answers the driver's reads while the device waits in a step
+ * (rdma-sim-server waiting for a DMA reply from its client)
+ */
+uint32_t rdma_sim_regs_peek(RdmaSimState *s, uint64_t addr);
 void rdma_sim_regs_write(RdmaSimState *s, uint64_t addr, uint32_t val);
 void rdma_sim_db_write(RdmaSimState *s, uint64_t addr, uint32_t val);
 

@@ -1,10 +1,14 @@
 /*
- * rdma-sim: the device's objects and counters as QOM properties
+ * rdma-sim: the device's objects and counters, read out
  *
  * A bring-up engineer with a real NIC reads its state through a debug
- * port; here the QEMU monitor is that port.  Read-only properties of the
- * device return what the device itself knows, as JSON through QMP's
- * qom-get (scripts/rdma-sim-top shows them live):
+ * port; here the QEMU monitor is that port, or rdma-sim-server's control
+ * socket.  Read-only properties of the device return what the device
+ * itself knows, as JSON: through QMP's qom-get in QEMU (QOM properties,
+ * introspect-qom.c), through the control socket's small QMP out of
+ * process (server/control.c); scripts/rdma-sim-top shows them live.  This
+ * file walks the state into an emitter (introspect.h) and gives the
+ * emitter of JSON text.  The properties:
  *
  *   port      link state, MAC, MTU, host memory used, loopback queue,
  *             the transmit budget (READ responses' part as of their last
@@ -21,58 +25,41 @@
  * in its rings are not shown, only the device's own consumer indexes.
  * The lists are as long as the objects the guest created, which the
  * device's limits (max-qp, max-mr, ...) bound; only the host's monitor
- * asks for them.
+ * or control socket asks for them.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
-#include "qemu/osdep.h"
-#include "qapi/error.h"
-#include "qapi/visitor.h"
+#include "platform.h"
 #include "device.h"
+#include "introspect.h"
 #include "transport.h"
 
-/* The visitor calls for one value: output visitors take a pointer */
-static bool rdma_sim_v_u32(Visitor *v, const char *name, uint32_t val,
-                           Error **errp)
+/* One value or bracket through the emitter */
+static bool rdma_sim_e_u32(RdmaSimEmitter *e, const char *name, uint32_t val)
 {
-    return visit_type_uint32(v, name, &val, errp);
+    return e->ops->u32(e, name, val);
 }
 
-static bool rdma_sim_v_u64(Visitor *v, const char *name, uint64_t val,
-                           Error **errp)
+static bool rdma_sim_e_u64(RdmaSimEmitter *e, const char *name, uint64_t val)
 {
-    return visit_type_uint64(v, name, &val, errp);
+    return e->ops->u64(e, name, val);
 }
 
-static bool rdma_sim_v_bool(Visitor *v, const char *name, bool val,
-                            Error **errp)
+static bool rdma_sim_e_bool(RdmaSimEmitter *e, const char *name, bool val)
 {
-    return visit_type_bool(v, name, &val, errp);
+    return e->ops->boolean(e, name, val);
 }
 
-static bool rdma_sim_v_str(Visitor *v, const char *name, const char *val,
-                           Error **errp)
+static bool rdma_sim_e_str(RdmaSimEmitter *e, const char *name,
+                           const char *val)
 {
-    char *str = (char *)val;
-
-    return visit_type_str(v, name, &str, errp);
+    return e->ops->str(e, name, val);
 }
 
-static bool rdma_sim_v_end_struct(Visitor *v, Error **errp)
+static bool rdma_sim_e_end_struct(RdmaSimEmitter *e)
 {
-    bool ok = visit_check_struct(v, errp);
-
-    visit_end_struct(v, NULL);
-    return ok;
-}
-
-static bool rdma_sim_v_end_list(Visitor *v, Error **errp)
-{
-    bool ok = visit_check_list(v, errp);
-
-    visit_end_list(v, NULL);
-    return ok;
+    return e->ops->end_struct(e);
 }
 
 static const char *rdma_sim_qp_type_name(unsigned type)
@@ -120,125 +107,109 @@ static char *rdma_sim_access_str(uint32_t access)
     return g_string_free(str, false);
 }
 
-static bool rdma_sim_v_ring(Visitor *v, const char *name,
-                            const RdmaSimRing *ring, uint32_t cons,
-                            Error **errp)
+static bool rdma_sim_e_ring(RdmaSimEmitter *e, const char *name,
+                            const RdmaSimRing *ring, uint32_t cons)
 {
-    return visit_start_struct(v, name, NULL, 0, errp) &&
-           rdma_sim_v_u32(v, "depth", ring->depth, errp) &&
-           rdma_sim_v_u32(v, "elem-size", 1u << ring->log2_elem, errp) &&
-           rdma_sim_v_u32(v, "level", ring->pl.level, errp) &&
-           rdma_sim_v_u32(v, "device-index", cons, errp) &&
-           rdma_sim_v_end_struct(v, errp);
+    return e->ops->start_struct(e, name) &&
+           rdma_sim_e_u32(e, "depth", ring->depth) &&
+           rdma_sim_e_u32(e, "elem-size", 1u << ring->log2_elem) &&
+           rdma_sim_e_u32(e, "level", ring->pl.level) &&
+           rdma_sim_e_u32(e, "device-index", cons) &&
+           rdma_sim_e_end_struct(e);
 }
 
-static void rdma_sim_get_port(Object *obj, Visitor *v, const char *name,
-                              void *opaque, Error **errp)
+/* A MAC as QEMU's qemu_mac_strdup_printf() spells it */
+static char *rdma_sim_mac_str(const uint8_t *mac)
 {
-    RdmaSimState *s = RDMA_SIM(obj);
-    g_autofree char *mac = qemu_mac_strdup_printf(s->mac);
-
-    if (visit_start_struct(v, name, NULL, 0, errp) &&
-        rdma_sim_v_bool(v, "active", s->port_active, errp) &&
-        rdma_sim_v_bool(v, "driver-ready", rdma_sim_ready(s), errp) &&
-        rdma_sim_v_bool(v, "fatal", rdma_sim_stopped(s), errp) &&
-        rdma_sim_v_str(v, "mac", mac, errp) &&
-        rdma_sim_v_u32(v, "eth-mtu", s->eth_mtu, errp) &&
-        rdma_sim_v_u64(v, "host-mem", s->host_mem, errp) &&
-        rdma_sim_v_u64(v, "host-mem-max", RDMA_SIM_HOST_MEM_MAX, errp) &&
-        rdma_sim_v_u32(v, "loopback-queued",
-                       g_queue_get_length(&s->loop_frames), errp) &&
-        rdma_sim_v_u64(v, "tx-inflight", s->tx_inflight, errp) &&
-        rdma_sim_v_u64(v, "tx-budget", s->tx_cwnd, errp) &&
-        rdma_sim_v_u64(v, "tx-read-responses", s->tx_resp_inflight, errp) &&
-        rdma_sim_v_u64(v, "srtt-us", s->tx_srtt_ns / 1000, errp) &&
-        rdma_sim_v_u64(v, "read-pace-rtt-us", s->tx_pace_rtt_ns / 1000,
-                       errp)) {
-        rdma_sim_v_end_struct(v, errp);
-    }
+    return g_strdup_printf("%.2x:%.2x:%.2x:%.2x:%.2x:%.2x", mac[0], mac[1],
+                           mac[2], mac[3], mac[4], mac[5]);
 }
 
-static void rdma_sim_get_counters(Object *obj, Visitor *v, const char *name,
-                                  void *opaque, Error **errp)
+static bool rdma_sim_e_port(RdmaSimEmitter *e, RdmaSimState *s,
+                            const char *name)
+{
+    g_autofree char *mac = rdma_sim_mac_str(s->mac);
+
+    return e->ops->start_struct(e, name) &&
+           rdma_sim_e_bool(e, "active", s->port_active) &&
+           rdma_sim_e_bool(e, "driver-ready", rdma_sim_ready(s)) &&
+           rdma_sim_e_bool(e, "fatal", rdma_sim_stopped(s)) &&
+           rdma_sim_e_str(e, "mac", mac) &&
+           rdma_sim_e_u32(e, "eth-mtu", s->eth_mtu) &&
+           rdma_sim_e_u64(e, "host-mem", s->host_mem) &&
+           rdma_sim_e_u64(e, "host-mem-max", RDMA_SIM_HOST_MEM_MAX) &&
+           rdma_sim_e_u32(e, "loopback-queued",
+                          g_queue_get_length(&s->loop_frames)) &&
+           rdma_sim_e_u64(e, "tx-inflight", s->tx_inflight) &&
+           rdma_sim_e_u64(e, "tx-budget", s->tx_cwnd) &&
+           rdma_sim_e_u64(e, "tx-read-responses", s->tx_resp_inflight) &&
+           rdma_sim_e_u64(e, "srtt-us", s->tx_srtt_ns / 1000) &&
+           rdma_sim_e_u64(e, "read-pace-rtt-us", s->tx_pace_rtt_ns / 1000) &&
+           rdma_sim_e_end_struct(e);
+}
+
+static bool rdma_sim_e_counters(RdmaSimEmitter *e, RdmaSimState *s,
+                                const char *name)
 {
 #define RSIM_STAT_NAME(n, str) str
     static const char *const names[] = RSIM_STATS_LIST(RSIM_STAT_NAME);
 #undef RSIM_STAT_NAME
-    RdmaSimState *s = RDMA_SIM(obj);
 
     QEMU_BUILD_BUG_ON(ARRAY_SIZE(names) != RSIM_STAT_COUNT);
-    if (!visit_start_struct(v, name, NULL, 0, errp)) {
-        return;
+    if (!e->ops->start_struct(e, name)) {
+        return false;
     }
     for (size_t i = 0; i < RSIM_STAT_COUNT; i++) {
-        if (!rdma_sim_v_u64(v, names[i], s->stats[i], errp)) {
-            return;
+        if (!rdma_sim_e_u64(e, names[i], s->stats[i])) {
+            return false;
         }
     }
-    rdma_sim_v_end_struct(v, errp);
+    return rdma_sim_e_end_struct(e);
 }
 
 /*
- * A list property: table slots 0 .. n - 1, each visited by one(), which
- * skips an empty slot (returning true) and fails only if the visitor does.
+ * A list property's element: table slot i, which one() skips when empty
+ * (returning true); it fails only if the emitter does.
  */
-typedef bool RdmaSimVisitSlot(Visitor *v, RdmaSimState *s, uint32_t i,
-                              Error **errp);
+typedef bool RdmaSimEmitSlot(RdmaSimEmitter *e, RdmaSimState *s, uint32_t i);
 
-static void rdma_sim_v_list(Visitor *v, const char *name, RdmaSimState *s,
-                            uint32_t n, RdmaSimVisitSlot *one, Error **errp)
-{
-    if (!visit_start_list(v, name, NULL, 0, errp)) {
-        return;
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        if (!one(v, s, i, errp)) {
-            return;
-        }
-    }
-    rdma_sim_v_end_list(v, errp);
-}
-
-static bool rdma_sim_v_pd(Visitor *v, RdmaSimState *s, uint32_t pdn,
-                          Error **errp)
+static bool rdma_sim_e_pd(RdmaSimEmitter *e, RdmaSimState *s, uint32_t pdn)
 {
     if (!s->pds[pdn].valid) {
         return true;
     }
-    return visit_start_struct(v, NULL, NULL, 0, errp) &&
-           rdma_sim_v_u32(v, "pdn", pdn, errp) &&
-           rdma_sim_v_u32(v, "refs", s->pds[pdn].refs, errp) &&
-           rdma_sim_v_end_struct(v, errp);
+    return e->ops->start_struct(e, NULL) &&
+           rdma_sim_e_u32(e, "pdn", pdn) &&
+           rdma_sim_e_u32(e, "refs", s->pds[pdn].refs) &&
+           rdma_sim_e_end_struct(e);
 }
 
 /* The requester's and responder's progress: what is outstanding */
-static bool rdma_sim_v_xport(Visitor *v, const RdmaSimQp *qp, Error **errp)
+static bool rdma_sim_e_xport(RdmaSimEmitter *e, const RdmaSimQp *qp)
 {
     const RdmaSimXport *x = qp->x;
 
     if (!x) {
         return true;
     }
-    return rdma_sim_v_u32(v, "path-mtu", x->mtu, errp) &&
-           rdma_sim_v_u32(v, "next-psn", x->next_psn, errp) &&
-           rdma_sim_v_u32(v, "oldest-unacked-psn", x->comp_psn, errp) &&
-           rdma_sim_v_u32(v, "unacked-psns",
-                          (x->next_psn - x->comp_psn) & ROCE_PSN_MASK,
-                          errp) &&
-           rdma_sim_v_u32(v, "wqes-in-flight",
-                          (x->req_idx - qp->sq_cons) & qp->sq.mask, errp) &&
-           rdma_sim_v_u32(v, "rd-atomic-out", x->rd_atomic_out, errp) &&
-           rdma_sim_v_u32(v, "retry-left", x->retry_left, errp) &&
-           rdma_sim_v_u32(v, "rnr-retry-left", x->rnr_left, errp) &&
-           rdma_sim_v_bool(v, "rnr-wait", x->rnr_wait, errp) &&
-           rdma_sim_v_u64(v, "srtt-us", x->srtt_ns / 1000, errp) &&
-           rdma_sim_v_u32(v, "expected-psn", x->epsn, errp) &&
-           rdma_sim_v_u32(v, "msn", x->msn, errp) &&
-           rdma_sim_v_u32(v, "read-responses-queued", x->rd_count, errp);
+    return rdma_sim_e_u32(e, "path-mtu", x->mtu) &&
+           rdma_sim_e_u32(e, "next-psn", x->next_psn) &&
+           rdma_sim_e_u32(e, "oldest-unacked-psn", x->comp_psn) &&
+           rdma_sim_e_u32(e, "unacked-psns",
+                          (x->next_psn - x->comp_psn) & ROCE_PSN_MASK) &&
+           rdma_sim_e_u32(e, "wqes-in-flight",
+                          (x->req_idx - qp->sq_cons) & qp->sq.mask) &&
+           rdma_sim_e_u32(e, "rd-atomic-out", x->rd_atomic_out) &&
+           rdma_sim_e_u32(e, "retry-left", x->retry_left) &&
+           rdma_sim_e_u32(e, "rnr-retry-left", x->rnr_left) &&
+           rdma_sim_e_bool(e, "rnr-wait", x->rnr_wait) &&
+           rdma_sim_e_u64(e, "srtt-us", x->srtt_ns / 1000) &&
+           rdma_sim_e_u32(e, "expected-psn", x->epsn) &&
+           rdma_sim_e_u32(e, "msn", x->msn) &&
+           rdma_sim_e_u32(e, "read-responses-queued", x->rd_count);
 }
 
-static bool rdma_sim_v_qp(Visitor *v, RdmaSimState *s, uint32_t qpn,
-                          Error **errp)
+static bool rdma_sim_e_qp(RdmaSimEmitter *e, RdmaSimState *s, uint32_t qpn)
 {
     const RdmaSimQp *qp = s->qps[qpn];
     bool srq;
@@ -247,65 +218,61 @@ static bool rdma_sim_v_qp(Visitor *v, RdmaSimState *s, uint32_t qpn,
         return true;
     }
     srq = qp->srqn != RSIM_NO_SRQ;
-    return visit_start_struct(v, NULL, NULL, 0, errp) &&
-           rdma_sim_v_u32(v, "qpn", qp->qpn, errp) &&
-           rdma_sim_v_str(v, "type", rdma_sim_qp_type_name(qp->type), errp) &&
-           rdma_sim_v_str(v, "state", rdma_sim_qp_state_name(qp->state),
-                          errp) &&
-           rdma_sim_v_u32(v, "pdn", qp->pdn, errp) &&
-           rdma_sim_v_u32(v, "send-cqn", qp->send_cqn, errp) &&
-           rdma_sim_v_u32(v, "recv-cqn", qp->recv_cqn, errp) &&
-           (!srq || rdma_sim_v_u32(v, "srqn", qp->srqn, errp)) &&
-           rdma_sim_v_u32(v, "dest-qpn", qp->dest_qpn, errp) &&
-           rdma_sim_v_u32(v, "sq-psn", qp->sq_psn, errp) &&
-           rdma_sim_v_u32(v, "rq-psn", qp->rq_psn, errp) &&
-           rdma_sim_v_u32(v, "qkey", qp->qkey, errp) &&
-           rdma_sim_v_u32(v, "timeout", qp->timeout, errp) &&
-           rdma_sim_v_u32(v, "retry-cnt", qp->retry_cnt, errp) &&
-           rdma_sim_v_u32(v, "rnr-retry", qp->rnr_retry, errp) &&
-           rdma_sim_v_ring(v, "sq", &qp->sq, qp->sq_cons, errp) &&
-           (srq || rdma_sim_v_ring(v, "rq", &qp->rq, qp->rq_cons, errp)) &&
-           rdma_sim_v_xport(v, qp, errp) &&
-           rdma_sim_v_end_struct(v, errp);
+    return e->ops->start_struct(e, NULL) &&
+           rdma_sim_e_u32(e, "qpn", qp->qpn) &&
+           rdma_sim_e_str(e, "type", rdma_sim_qp_type_name(qp->type)) &&
+           rdma_sim_e_str(e, "state", rdma_sim_qp_state_name(qp->state)) &&
+           rdma_sim_e_u32(e, "pdn", qp->pdn) &&
+           rdma_sim_e_u32(e, "send-cqn", qp->send_cqn) &&
+           rdma_sim_e_u32(e, "recv-cqn", qp->recv_cqn) &&
+           (!srq || rdma_sim_e_u32(e, "srqn", qp->srqn)) &&
+           rdma_sim_e_u32(e, "dest-qpn", qp->dest_qpn) &&
+           rdma_sim_e_u32(e, "sq-psn", qp->sq_psn) &&
+           rdma_sim_e_u32(e, "rq-psn", qp->rq_psn) &&
+           rdma_sim_e_u32(e, "qkey", qp->qkey) &&
+           rdma_sim_e_u32(e, "timeout", qp->timeout) &&
+           rdma_sim_e_u32(e, "retry-cnt", qp->retry_cnt) &&
+           rdma_sim_e_u32(e, "rnr-retry", qp->rnr_retry) &&
+           rdma_sim_e_ring(e, "sq", &qp->sq, qp->sq_cons) &&
+           (srq || rdma_sim_e_ring(e, "rq", &qp->rq, qp->rq_cons)) &&
+           rdma_sim_e_xport(e, qp) &&
+           rdma_sim_e_end_struct(e);
 }
 
-static bool rdma_sim_v_cq(Visitor *v, RdmaSimState *s, uint32_t i,
-                          Error **errp)
+static bool rdma_sim_e_cq(RdmaSimEmitter *e, RdmaSimState *s, uint32_t i)
 {
     const RdmaSimCq *cq = s->cqs[i];
 
     if (!cq) {
         return true;
     }
-    return visit_start_struct(v, NULL, NULL, 0, errp) &&
-           rdma_sim_v_u32(v, "cqn", cq->cqn, errp) &&
-           rdma_sim_v_u32(v, "eqn", cq->eqn, errp) &&
-           rdma_sim_v_u32(v, "refs", cq->refs, errp) &&
-           rdma_sim_v_str(v, "arm", rdma_sim_cq_arm_name(cq->arm), errp) &&
-           rdma_sim_v_bool(v, "overflowed", cq->overflow_reported, errp) &&
-           rdma_sim_v_ring(v, "ring", &cq->ring, cq->prod, errp) &&
-           rdma_sim_v_end_struct(v, errp);
+    return e->ops->start_struct(e, NULL) &&
+           rdma_sim_e_u32(e, "cqn", cq->cqn) &&
+           rdma_sim_e_u32(e, "eqn", cq->eqn) &&
+           rdma_sim_e_u32(e, "refs", cq->refs) &&
+           rdma_sim_e_str(e, "arm", rdma_sim_cq_arm_name(cq->arm)) &&
+           rdma_sim_e_bool(e, "overflowed", cq->overflow_reported) &&
+           rdma_sim_e_ring(e, "ring", &cq->ring, cq->prod) &&
+           rdma_sim_e_end_struct(e);
 }
 
-static bool rdma_sim_v_srq(Visitor *v, RdmaSimState *s, uint32_t i,
-                           Error **errp)
+static bool rdma_sim_e_srq(RdmaSimEmitter *e, RdmaSimState *s, uint32_t i)
 {
     const RdmaSimSrq *srq = s->srqs[i];
 
     if (!srq) {
         return true;
     }
-    return visit_start_struct(v, NULL, NULL, 0, errp) &&
-           rdma_sim_v_u32(v, "srqn", srq->srqn, errp) &&
-           rdma_sim_v_u32(v, "pdn", srq->pdn, errp) &&
-           rdma_sim_v_u32(v, "refs", srq->refs, errp) &&
-           rdma_sim_v_u32(v, "limit", srq->limit, errp) &&
-           rdma_sim_v_ring(v, "ring", &srq->ring, srq->cons, errp) &&
-           rdma_sim_v_end_struct(v, errp);
+    return e->ops->start_struct(e, NULL) &&
+           rdma_sim_e_u32(e, "srqn", srq->srqn) &&
+           rdma_sim_e_u32(e, "pdn", srq->pdn) &&
+           rdma_sim_e_u32(e, "refs", srq->refs) &&
+           rdma_sim_e_u32(e, "limit", srq->limit) &&
+           rdma_sim_e_ring(e, "ring", &srq->ring, srq->cons) &&
+           rdma_sim_e_end_struct(e);
 }
 
-static bool rdma_sim_v_mr(Visitor *v, RdmaSimState *s, uint32_t index,
-                          Error **errp)
+static bool rdma_sim_e_mr(RdmaSimEmitter *e, RdmaSimState *s, uint32_t index)
 {
     const RdmaSimMr *mr = &s->mrs[index];
     g_autofree char *access = NULL;
@@ -315,26 +282,24 @@ static bool rdma_sim_v_mr(Visitor *v, RdmaSimState *s, uint32_t index,
         return true;
     }
     access = rdma_sim_access_str(mr->access);
-    return visit_start_struct(v, NULL, NULL, 0, errp) &&
-           rdma_sim_v_u32(v, "index", index, errp) &&
-           rdma_sim_v_u32(v, "key", mr->key, errp) &&
-           rdma_sim_v_str(v, "kind", kind, errp) &&
-           rdma_sim_v_bool(v, "valid", mr->state == RSIM_MR_STATE_VALID,
-                           errp) &&
-           rdma_sim_v_u32(v, "pdn", mr->pdn, errp) &&
-           rdma_sim_v_str(v, "access", access, errp) &&
-           rdma_sim_v_u64(v, "iova", mr->iova, errp) &&
-           rdma_sim_v_u64(v, "length", mr->length, errp) &&
+    return e->ops->start_struct(e, NULL) &&
+           rdma_sim_e_u32(e, "index", index) &&
+           rdma_sim_e_u32(e, "key", mr->key) &&
+           rdma_sim_e_str(e, "kind", kind) &&
+           rdma_sim_e_bool(e, "valid", mr->state == RSIM_MR_STATE_VALID) &&
+           rdma_sim_e_u32(e, "pdn", mr->pdn) &&
+           rdma_sim_e_str(e, "access", access) &&
+           rdma_sim_e_u64(e, "iova", mr->iova) &&
+           rdma_sim_e_u64(e, "length", mr->length) &&
            /* a DMA MR has no page list */
            (mr->phys ||
-            (rdma_sim_v_u32(v, "level", mr->pl.level, errp) &&
-             rdma_sim_v_u32(v, "pages", mr->pl.npages, errp) &&
-             rdma_sim_v_u32(v, "page-shift", mr->pl.page_shift, errp))) &&
-           rdma_sim_v_end_struct(v, errp);
+            (rdma_sim_e_u32(e, "level", mr->pl.level) &&
+             rdma_sim_e_u32(e, "pages", mr->pl.npages) &&
+             rdma_sim_e_u32(e, "page-shift", mr->pl.page_shift))) &&
+           rdma_sim_e_end_struct(e);
 }
 
-static bool rdma_sim_v_eq(Visitor *v, RdmaSimState *s, uint32_t eqn,
-                          Error **errp)
+static bool rdma_sim_e_eq(RdmaSimEmitter *e, RdmaSimState *s, uint32_t eqn)
 {
     const RdmaSimEq *eq;
 
@@ -343,66 +308,218 @@ static bool rdma_sim_v_eq(Visitor *v, RdmaSimState *s, uint32_t eqn,
         return true;
     }
     eq = &s->eqs[eqn];
-    return visit_start_struct(v, NULL, NULL, 0, errp) &&
-           rdma_sim_v_u32(v, "eqn", eqn, errp) &&
-           rdma_sim_v_u32(v, "vector", eq->vector, errp) &&
-           rdma_sim_v_u32(v, "depth", eq->depth, errp) &&
-           rdma_sim_v_u32(v, "device-index", eq->tail, errp) &&
-           rdma_sim_v_u32(v, "driver-index", eq->head, errp) &&
-           rdma_sim_v_bool(v, "armed", eq->armed, errp) &&
-           rdma_sim_v_u32(v, "refs", eq->refs, errp) &&
-           rdma_sim_v_end_struct(v, errp);
+    return e->ops->start_struct(e, NULL) &&
+           rdma_sim_e_u32(e, "eqn", eqn) &&
+           rdma_sim_e_u32(e, "vector", eq->vector) &&
+           rdma_sim_e_u32(e, "depth", eq->depth) &&
+           rdma_sim_e_u32(e, "device-index", eq->tail) &&
+           rdma_sim_e_u32(e, "driver-index", eq->head) &&
+           rdma_sim_e_bool(e, "armed", eq->armed) &&
+           rdma_sim_e_u32(e, "refs", eq->refs) &&
+           rdma_sim_e_end_struct(e);
 }
 
-/* A list property: its slot visitor and the property that sizes the table */
+/*
+ * The properties: port and counters one struct each, the others a list of
+ * table slots 0 .. n - 1, n the property at max_offset in RdmaSimProps
+ */
 typedef struct RdmaSimListProp {
-    RdmaSimVisitSlot *one;
+    RdmaSimEmitSlot *slot;
     size_t max_offset;          /* in RdmaSimProps */
 } RdmaSimListProp;
 
-static void rdma_sim_get_list(Object *obj, Visitor *v, const char *name,
-                              void *opaque, Error **errp)
-{
-    RdmaSimState *s = RDMA_SIM(obj);
-    const RdmaSimListProp *lp = opaque;
-    uint32_t n = *(uint32_t *)((uint8_t *)&s->props + lp->max_offset);
+#define RSIM_LIST(slot, max) { slot, offsetof(RdmaSimProps, max) }
 
-    rdma_sim_v_list(v, name, s, n, lp->one, errp);
+static const struct {
+    const char *name, *type, *desc;
+    bool (*one)(RdmaSimEmitter *e, RdmaSimState *s, const char *name);
+    RdmaSimListProp list;       /* if not one */
+} rdma_sim_introspect_props[] = {
+    { "port", "RdmaSimPort", "link, MAC, MTU, host memory",
+      rdma_sim_e_port },
+    { "counters", "RdmaSimCounters", "the QUERY_STATS counters by name",
+      rdma_sim_e_counters },
+    { "pds", "RdmaSimPdList", "protection domains",
+      NULL, RSIM_LIST(rdma_sim_e_pd, max_pd) },
+    { "qps", "RdmaSimQpList", "queue pairs: state, PSNs, work in flight",
+      NULL, RSIM_LIST(rdma_sim_e_qp, max_qp) },
+    { "cqs", "RdmaSimCqList", "completion queues",
+      NULL, RSIM_LIST(rdma_sim_e_cq, max_cq) },
+    { "srqs", "RdmaSimSrqList", "shared receive queues",
+      NULL, RSIM_LIST(rdma_sim_e_srq, max_srq) },
+    { "mrs", "RdmaSimMrList", "memory regions and stags",
+      NULL, RSIM_LIST(rdma_sim_e_mr, max_mr) },
+    /* one slot per MSI-X vector: rdma_sim_e_eq skips the last */
+    { "eqs", "RdmaSimEqList", "completion event queues",
+      NULL, RSIM_LIST(rdma_sim_e_eq, msix_vectors) },
+};
+
+const char *rdma_sim_introspect_prop(size_t i, const char **type,
+                                     const char **desc)
+{
+    QEMU_BUILD_BUG_ON(ARRAY_SIZE(rdma_sim_introspect_props) !=
+                      RDMA_SIM_INTROSPECT_PROPS);
+    if (i >= RDMA_SIM_INTROSPECT_PROPS) {
+        return NULL;
+    }
+    if (type) {
+        *type = rdma_sim_introspect_props[i].type;
+    }
+    if (desc) {
+        *desc = rdma_sim_introspect_props[i].desc;
+    }
+    return rdma_sim_introspect_props[i].name;
 }
 
-#define RSIM_LIST(one, max) { one, offsetof(RdmaSimProps, max) }
-
-void rdma_sim_introspect_class_init(ObjectClass *klass)
+bool rdma_sim_introspect(RdmaSimState *s, size_t i, const char *name,
+                         RdmaSimEmitter *e)
 {
-    static const struct {
-        const char *name, *type, *desc;
-        ObjectPropertyAccessor *get;
-        RdmaSimListProp list;           /* rdma_sim_get_list's opaque */
-    } props[] = {
-        { "port", "RdmaSimPort", "link, MAC, MTU, host memory",
-          rdma_sim_get_port },
-        { "counters", "RdmaSimCounters", "the QUERY_STATS counters by name",
-          rdma_sim_get_counters },
-        { "pds", "RdmaSimPdList", "protection domains", rdma_sim_get_list,
-          RSIM_LIST(rdma_sim_v_pd, max_pd) },
-        { "qps", "RdmaSimQpList", "queue pairs: state, PSNs, work in flight",
-          rdma_sim_get_list, RSIM_LIST(rdma_sim_v_qp, max_qp) },
-        { "cqs", "RdmaSimCqList", "completion queues", rdma_sim_get_list,
-          RSIM_LIST(rdma_sim_v_cq, max_cq) },
-        { "srqs", "RdmaSimSrqList", "shared receive queues",
-          rdma_sim_get_list, RSIM_LIST(rdma_sim_v_srq, max_srq) },
-        { "mrs", "RdmaSimMrList", "memory regions and stags",
-          rdma_sim_get_list, RSIM_LIST(rdma_sim_v_mr, max_mr) },
-        /* one slot per MSI-X vector: rdma_sim_v_eq skips the last */
-        { "eqs", "RdmaSimEqList", "completion event queues",
-          rdma_sim_get_list, RSIM_LIST(rdma_sim_v_eq, msix_vectors) },
-    };
+    uint32_t n;
 
-    for (size_t i = 0; i < ARRAY_SIZE(props); i++) {
-        object_class_property_add(klass, props[i].name, props[i].type,
-                                  props[i].get, NULL, NULL,
-                                  (void *)&props[i].list);
-        object_class_property_set_description(klass, props[i].name,
-                                              props[i].desc);
+    g_assert(i < RDMA_SIM_INTROSPECT_PROPS);
+    if (rdma_sim_introspect_props[i].one) {
+        return rdma_sim_introspect_props[i].one(e, s, name);
     }
+    n = *(uint32_t *)((uint8_t *)&s->props +
+                      rdma_sim_introspect_props[i].list.max_offset);
+    if (!e->ops->start_list(e, name)) {
+        return false;
+    }
+    for (uint32_t slot = 0; slot < n; slot++) {
+        if (!rdma_sim_introspect_props[i].list.slot(e, s, slot)) {
+            return false;
+        }
+    }
+    return e->ops->end_list(e);
+}
+
+/*
+ * The emitter of rdma_sim_introspect_json(): JSON text as QEMU's QMP
+ * writes it (", " between members, ": " after a name)
+ */
+typedef struct RdmaSimJson {
+    RdmaSimEmitter e;
+    GString *out;
+    bool comma;                 /* a value came before, at this level */
+} RdmaSimJson;
+
+void rdma_sim_json_quote(GString *out, const char *str)
+{
+    g_string_append_c(out, '"');
+    for (const char *p = str; *p; p++) {
+        if (*p == '"' || *p == '\\') {
+            g_string_append_printf(out, "\\%c", *p);
+        } else if ((unsigned char)*p < 0x20) {
+            g_string_append_printf(out, "\\u%04x", (unsigned char)*p);
+        } else {
+            g_string_append_c(out, *p);
+        }
+    }
+    g_string_append_c(out, '"');
+}
+
+/* Before a value: the comma after the one before it, and its name */
+static RdmaSimJson *rdma_sim_json_next(RdmaSimEmitter *e, const char *name)
+{
+    RdmaSimJson *j = container_of(e, RdmaSimJson, e);
+
+    if (j->comma) {
+        g_string_append(j->out, ", ");
+    }
+    if (name) {
+        rdma_sim_json_quote(j->out, name);
+        g_string_append(j->out, ": ");
+    }
+    j->comma = true;
+    return j;
+}
+
+static bool rdma_sim_json_open(RdmaSimEmitter *e, const char *name, char c)
+{
+    RdmaSimJson *j = rdma_sim_json_next(e, name);
+
+    g_string_append_c(j->out, c);
+    j->comma = false;
+    return true;
+}
+
+static bool rdma_sim_json_close(RdmaSimEmitter *e, char c)
+{
+    RdmaSimJson *j = container_of(e, RdmaSimJson, e);
+
+    g_string_append_c(j->out, c);
+    j->comma = true;
+    return true;
+}
+
+static bool rdma_sim_json_start_struct(RdmaSimEmitter *e, const char *name)
+{
+    return rdma_sim_json_open(e, name, '{');
+}
+
+static bool rdma_sim_json_end_struct(RdmaSimEmitter *e)
+{
+    return rdma_sim_json_close(e, '}');
+}
+
+static bool rdma_sim_json_start_list(RdmaSimEmitter *e, const char *name)
+{
+    return rdma_sim_json_open(e, name, '[');
+}
+
+static bool rdma_sim_json_end_list(RdmaSimEmitter *e)
+{
+    return rdma_sim_json_close(e, ']');
+}
+
+static bool rdma_sim_json_u32(RdmaSimEmitter *e, const char *name,
+                              uint32_t val)
+{
+    g_string_append_printf(rdma_sim_json_next(e, name)->out, "%" PRIu32, val);
+    return true;
+}
+
+static bool rdma_sim_json_u64(RdmaSimEmitter *e, const char *name,
+                              uint64_t val)
+{
+    g_string_append_printf(rdma_sim_json_next(e, name)->out, "%" PRIu64, val);
+    return true;
+}
+
+static bool rdma_sim_json_bool(RdmaSimEmitter *e, const char *name, bool val)
+{
+    g_string_append(rdma_sim_json_next(e, name)->out, val ? "true" : "false");
+    return true;
+}
+
+static bool rdma_sim_json_string(RdmaSimEmitter *e, const char *name,
+                                 const char *val)
+{
+    rdma_sim_json_quote(rdma_sim_json_next(e, name)->out, val);
+    return true;
+}
+
+static const RdmaSimEmitOps rdma_sim_json_ops = {
+    .start_struct = rdma_sim_json_start_struct,
+    .end_struct = rdma_sim_json_end_struct,
+    .start_list = rdma_sim_json_start_list,
+    .end_list = rdma_sim_json_end_list,
+    .u32 = rdma_sim_json_u32,
+    .u64 = rdma_sim_json_u64,
+    .boolean = rdma_sim_json_bool,
+    .str = rdma_sim_json_string,
+};
+
+char *rdma_sim_introspect_json(RdmaSimState *s, const char *prop)
+{
+    RdmaSimJson j = { .e.ops = &rdma_sim_json_ops };
+
+    for (size_t i = 0; i < RDMA_SIM_INTROSPECT_PROPS; i++) {
+        if (!strcmp(prop, rdma_sim_introspect_props[i].name)) {
+            j.out = g_string_new(NULL);
+            rdma_sim_introspect(s, i, NULL, &j.e);
+            return g_string_free(j.out, false);
+        }
+    }
+    return NULL;
 }

@@ -53,7 +53,8 @@ OBJECT_DECLARE_SIMPLE_TYPE(RdmaSimState, RDMA_SIM)
 
 /* What the QEMU glue's files give one another */
 extern const VMStateDescription vmstate_rdma_sim;          /* migration.c */
-void rdma_sim_introspect_class_init(ObjectClass *klass);   /* introspect.c */
+/* introspect-qom.c */
+void rdma_sim_introspect_class_init(ObjectClass *klass);
 void rdma_sim_net_init(RdmaSimState *s, Error **errp);     /* net.c */
 void rdma_sim_net_cleanup(RdmaSimState *s);                 /* net.c */
 
@@ -163,6 +164,8 @@ static inline void stn_le_p(void *p, int n, uint64_t v)
 #define QEMU_ALIGNED(x)         __attribute__((aligned(x)))
 
 #define sizeof_field(type, field) sizeof(((type *)0)->field)
+#define container_of(ptr, type, member)                                 \
+    ((type *)((char *)(ptr) - offsetof(type, member)))
 /*
  * Ordering of the device's accesses to guest memory, as in QEMU: a ring's
  * index is read before its elements (acquire), elements are written

@@ -245,15 +245,11 @@ static bool rdma_sim_queue_reg_write(RdmaSimState *s, uint64_t addr,
     return true;
 }
 
-uint32_t rdma_sim_regs_read(RdmaSimState *s, uint64_t addr)
+/* Reading a register has no side effect: it only returns a value */
+uint32_t rdma_sim_regs_peek(RdmaSimState *s, uint64_t addr)
 {
     uint32_t val;
 
-    if (s->busy) {
-        rdma_sim_guest_error(s, "mmio", "register read 0x%" PRIx64
-                             " from the device's own DMA", addr);
-        return 0;
-    }
     switch (addr) {
     case A_RSIM_VERSION:
         val = RSIM_VERSION_MAJOR << R_RSIM_VERSION_MAJOR_SHIFT |
@@ -303,6 +299,16 @@ uint32_t rdma_sim_regs_read(RdmaSimState *s, uint64_t addr)
     }
     trace_rdma_sim_reg_read(addr, val);
     return val;
+}
+
+uint32_t rdma_sim_regs_read(RdmaSimState *s, uint64_t addr)
+{
+    if (s->busy) {
+        rdma_sim_guest_error(s, "mmio", "register read 0x%" PRIx64
+                             " from the device's own DMA", addr);
+        return 0;
+    }
+    return rdma_sim_regs_peek(s, addr);
 }
 
 /*

@@ -1,4 +1,4 @@
-/* server: vfu-msg.c */
+/* server: vfu-msg.c json.c */
 /*
  * Unit tests of rdma-sim-server's checks of what a vfio-user client sends
  * (server/vfu-msg.c): message headers and payloads, and the VERSION
