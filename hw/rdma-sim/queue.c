@@ -600,8 +600,19 @@ bool rdma_sim_cq_write(RdmaSimState *s, RdmaSimCq *cq,
     return true;
 }
 
+/*
+ * Arm a CQ.  If it already holds completions its consumer has not taken
+ * (the ring's consumer index behind the device's producer index), the
+ * event fires at once: a consumer arms, then polls, then sleeps, and a
+ * doorbell can reach the device after a completion the poll did not see -
+ * out of process the doorbell is a posted message that waits behind the
+ * device's own work.  An event too many only makes the consumer poll; one
+ * too few leaves it asleep.  (Hardware NICs close the same race so.)
+ */
 void rdma_sim_cq_arm(RdmaSimState *s, RdmaSimCq *cq, unsigned arm)
 {
+    uint32_t cons;
+
     if (arm > RSIM_CQ_ARM_SOLICITED) {
         rdma_sim_guest_error(s, "cq", "CQ %u bad arm value %u", cq->cqn, arm);
         return;
@@ -610,6 +621,12 @@ void rdma_sim_cq_arm(RdmaSimState *s, RdmaSimCq *cq, unsigned arm)
     /* NEXT is the stronger request; SOLICITED never weakens it. */
     if (arm == RSIM_CQ_ARM_NEXT || cq->arm == RSIM_CQ_ARM_NONE) {
         cq->arm = arm;
+    }
+    if (cq->arm != RSIM_CQ_ARM_NONE &&
+        !rdma_sim_ring_read_index(s, &cq->ring, RSIM_QUEUE_CONS_OFFSET,
+                                  &cons) &&
+        (cons & cq->ring.mask) != cq->prod) {
+        rdma_sim_cq_event(s, cq);
     }
 }
 

@@ -257,6 +257,51 @@ static void test_cq_full_fail(void)
     pair_stop(&p);
 }
 
+/*
+ * Arming a CQ that holds a completion its consumer has not taken fires the
+ * event at once (a doorbell that arrives after the completion, as out of
+ * process it can, must not leave the consumer asleep); arming an empty one
+ * waits for the next completion; polling it empty and arming again waits.
+ */
+static void test_arm_pending(void)
+{
+    Pair p;
+    RdmaSimCq *cq;
+    RdmaSimEq *eq;
+    uint32_t tail;
+
+    pair_start(&p);
+    cq = rdma_sim_cq_lookup(p.b.s, p.qb.cqn);
+    g_assert_nonnull(cq);
+    eq = &p.b.s->eqs[cq->eqn];
+    tail = eq->tail;
+
+    /* a completion arrives in B's CQ, unarmed: no event */
+    udrv_recv(&p.b, &p.qb, 0x51, 0, 64);
+    udrv_send(&p.a, &p.qa, 0x50, RSIM_WR_SEND, 0, 64, 0, 0);
+    udrv_pump(&p.a, &p.b, 0);
+    g_assert_cmpuint(eq->tail, ==, tail);
+
+    /* armed with it still there: the event at once, the CQ disarmed */
+    rdma_sim_db_write(p.b.s, A_RSIM_DB_CQ, p.qb.cqn |
+                      (RSIM_CQ_ARM_NEXT << R_RSIM_DB_CQ_ARM_SHIFT));
+    g_assert_cmpuint(eq->tail, ==, tail + 1);
+    g_assert_cmpuint(cq->arm, ==, RSIM_CQ_ARM_NONE);
+
+    /* taken, then armed: it waits for the next completion */
+    expect_cqe(&p.b, &p.qb, 0x51, RSIM_WC_RECV);
+    rdma_sim_db_write(p.b.s, A_RSIM_DB_CQ, p.qb.cqn |
+                      (RSIM_CQ_ARM_NEXT << R_RSIM_DB_CQ_ARM_SHIFT));
+    g_assert_cmpuint(eq->tail, ==, tail + 1);
+    g_assert_cmpuint(cq->arm, ==, RSIM_CQ_ARM_NEXT);
+    udrv_recv(&p.b, &p.qb, 0x53, 0, 64);
+    udrv_send(&p.a, &p.qa, 0x52, RSIM_WR_SEND, 0, 64, 0, 0);
+    udrv_pump(&p.a, &p.b, 0);
+    g_assert_cmpuint(eq->tail, ==, tail + 2);
+    expect_cqe(&p.b, &p.qb, 0x53, RSIM_WC_RECV);
+    pair_stop(&p);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -265,5 +310,6 @@ int main(int argc, char **argv)
     g_test_add_func("/rc/lossy", test_lossy);
     g_test_add_func("/rc/read-slow-pace", test_read_slow_pace);
     g_test_add_func("/rc/cq-full-fail", test_cq_full_fail);
+    g_test_add_func("/rc/arm-pending", test_arm_pending);
     return g_test_run();
 }
