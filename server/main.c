@@ -331,7 +331,7 @@ static void server_usage(void)
            ", as -device rdma-sim,id=" SERVER_DEVICE_ID "'s)\n"
            "  -d guest_errors   log what the guest does wrong, as QEMU's "
            "-d\n"
-           "  --trace PATTERN   print the trace events whose names match "
+           "  --trace PATTERN, --trace=PATTERN  print the trace events whose names match "
            "(QEMU's names,\n"
            "                    e.g. 'rdma_sim_qp_*'), as QEMU's -trace\n"
            "  --once            end when the first client goes (for a "
@@ -412,10 +412,14 @@ int main(int argc, char **argv)
                    !strcmp(argv[i + 1], "guest_errors")) {
             sv.host.log_guest_errors = true;
             i++;
-        } else if (!strcmp(a, "--trace") && i + 1 < argc) {
-            if (!server_trace_enable(argv[++i])) {
+        } else if ((!strcmp(a, "--trace") && i + 1 < argc) ||
+                   g_str_has_prefix(a, "--trace=")) {
+            /* (--trace=PATTERN too: the VM harness passes --NAME=VALUE) */
+            const char *pat = a[7] == '=' ? a + 8 : argv[++i];
+
+            if (!server_trace_enable(pat)) {
                 die("--trace %s: no trace event matches (the names are in "
-                    "hw/rdma-sim/trace-events)", argv[i]);
+                    "hw/rdma-sim/trace-events)", pat);
             }
         } else if (!strcmp(a, "--once")) {
             sv.once = true;
