@@ -3,8 +3,10 @@
 # (qemu-system-x86 1:11.1.x of unstable, unmodified: scripts/qemu-debian.sh)
 # whose rdma-sim is an rdma-sim-server (make server) reached through
 # QEMU's vfio-user client, with the guest's memory shared (the harness's
-# NIC "rdma-sim-server").  Passes:
-#   verbs  one guest: tests/vm/guest/driver-verbs.sh (every verbs object
+# NIC "rdma-sim-server") unless a pass says otherwise.  Passes:
+#   verbs  one guest, its memory not shared with the server (DMA_READ and
+#          DMA_WRITE messages), the server's control socket read by
+#          rdma-sim-top: tests/vm/guest/driver-verbs.sh (every verbs object
 #          through libibverbs, errnos, events, PBL levels 0/1/2 checked on
 #          the device, the kernel verbs test module)
 #   pair   two such guests: ibv_rc_pingpong with its data checked from
@@ -45,17 +47,31 @@ trap 'rm -rf "$sockdir"' EXIT
 want() { [[ " ${SERVER_PASSES:-verbs pair mixed rxe nvme kill} " == *" $1 "* ]]; }
 
 if want verbs; then
-vmtest_pass verbs "one guest, every verbs object"
-sock=$sockdir/verbs.sock
+# Guest memory not shared with the server (no memory-backend): QEMU sends
+# its memory map without descriptors and the server reaches the guest's
+# memory by DMA_READ/DMA_WRITE messages, the slower mode.  Before QEMU
+# comes, the server's control socket shows its device (rdma-sim-top).
+vmtest_pass verbs "one guest, every verbs object, guest memory not shared"
+sock=$sockdir/verbs.sock ctl=$sockdir/verbs.ctl
 read -r p0 p1 <<<"$(scripts/vm/vm free-udp-ports)"
-build/server/rdma-sim-server --once --socket "$sock" -d guest_errors \
+build/server/rdma-sim-server --once --socket "$sock" --control "$ctl" -d guest_errors \
     --netdev "socket,udp=127.0.0.1:$p1,localaddr=127.0.0.1:$p0" \
     --mac 52:54:00:5e:02:01 >"$sockdir/server.log" 2>&1 &
 server=$!
-for _ in $(seq 100); do [[ -S $sock ]] && break; sleep 0.05; done
+for _ in $(seq 100); do [[ -S $sock && -S $ctl ]] && break; sleep 0.05; done
+scripts/rdma-sim-top --json --timeout 5 "$ctl" >"$sockdir/top.json" ||
+    vmtest_fail "rdma-sim-top on the server's control socket failed: $(cat "$sockdir/top.json")"
+python3 - "$sockdir/top.json" <<'PY' || vmtest_fail "the server's control socket showed another device"
+import json, sys
+d = json.load(open(sys.argv[1]))["/machine/peripheral/rsim0"]
+port = d["port"]
+print(f"t-server: rdma-sim-top on the control socket: mac {port['mac']}, link "
+      f"{'ACTIVE' if port['active'] else 'DOWN'}, driver-ready {port['driver-ready']}, "
+      f"{len(d['qps'])} QPs, {len(d['counters'])} counters")
+assert port["mac"] == "52:54:00:5e:02:01" and not port["driver-ready"], port
+assert d["qps"] == [] and d["mrs"] == [] and "rx_frames" in d["counters"], d
+PY
 QEMU=$debian vmtest_plain -n 1 --nic none \
-    -q -object -q "memory-backend-memfd,id=rsimmem,size=${VM_MEM:-1024}M,share=on" \
-    -q -machine -q memory-backend=rsimmem \
     -d "{\"driver\":\"vfio-user-pci\",\"socket\":{\"type\":\"unix\",\"path\":\"$sock\"}}" \
     -s tests/vm/guest/driver-verbs.sh
 # (--once: the server ends with QEMU; one that never got a client is ended)
