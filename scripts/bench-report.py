@@ -32,6 +32,7 @@ STACKS = {
     "rxe": "Soft-RoCE on our QEMU",
     "rsim": "rdma-sim",
     "rsim-plain": "rdma-sim on QEMU without our patches",
+    "rsim-server": "rdma-sim out of process (rdma-sim-server)",
     # NVMe's mixed pairs, on our QEMU: guest A the target, B the host
     "rxe-target": "Soft-RoCE target, rdma-sim host",
     "rxe-host": "rdma-sim target, Soft-RoCE host",
@@ -680,6 +681,13 @@ def report(data, stem):
                                ("rsim-plain", "rsim", "our patches' share: with vs without")))
         out += ["", walls(runs, mtu, (("rxe-deb", "Soft-RoCE"), ("rsim", "rdma-sim"))), ""]
         out += goals(data, mtu) + [""]
+        if any(r["stack"] == "rsim-server" and r["mtu"] == mtu for r in runs):
+            out += ["### rdma-sim out of process (rdma-sim-server over vfio-user, guest memory "
+                    "shared) against built in (same QEMU, same run)", ""]
+            out += perftest_table(runs, mtu, (("rsim", "built in"),
+                                              ("rsim-server", "out of process")),
+                                  (("rsim", "rsim-server", "out of process vs built in"),))
+            out.append("")
         if any(r["stack"] == "rxe" and r["mtu"] == mtu for r in runs):
             out += ["### virtio-net on our QEMU build against Debian's QEMU "
                     "(Soft-RoCE both times, same run)", ""]

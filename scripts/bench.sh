@@ -84,6 +84,16 @@ if [[ ! -x $plain_qemu ]]; then
     echo "bench: $plain_qemu not found, so no rdma-sim on QEMU without our patches: make qemu-plain (make bench builds it)" >&2
     rsim_stacks=rsim
 fi
+# rdma-sim out of process (rdma-sim-server, guest memory shared) on the
+# same QEMU as rsim: our build has the vfio-user client from QEMU 10.1 on
+# (perftest's stacks only: its trace events are the server's, not QEMU's)
+oop_stack=''
+if "${QEMU:-build/qemu-$GEN_DEFAULT_QEMU-build/qemu-system-x86_64}" -device vfio-user-pci,help >/dev/null 2>&1 &&
+    scripts/build-server.sh >/dev/null; then
+    oop_stack=rsim-server
+else
+    echo "bench: no rdma-sim out of process (our QEMU has no vfio-user-pci, or make server failed)" >&2
+fi
 [[ -x $debian_qemu ]] ||
     vmtest_fail "$debian_qemu not found: Soft-RoCE runs on Debian's QEMU; install qemu-system-x86 (make deps) or set BENCH_DEBIAN_QEMU"
 [[ $runs =~ ^[1-9][0-9]*$ ]] || vmtest_fail "BENCH_RUNS must be a positive number of runs, not '$runs'"
@@ -177,7 +187,8 @@ pair() {
 }
 
 # A pair's stack and QEMU: rxe-deb, Soft-RoCE on Debian's QEMU; rxe,
-# Soft-RoCE on our build; rsim, rdma-sim (our build).  stack_nics KEY
+# Soft-RoCE on our build; rsim, rdma-sim (our build); rsim-server, rdma-sim
+# out of process (our build's vfio-user client).  stack_nics KEY
 # prints guest A's and guest B's NIC (vmtest_pair's rsim or rxe);
 # stack_qemu KEY prints the QEMU binary (empty: the harness's default, our
 # build).  rsim-plain, rdma-sim on our QEMU without patches/qemu (make
@@ -220,7 +231,7 @@ gen_check() {
 
 # perftest's stacks and the generations, in turn in each round
 pair_stacks=''
-[[ $parts != *" perftest "* ]] || pair_stacks="rxe-deb rxe $rsim_stacks"
+[[ $parts != *" perftest "* ]] || pair_stacks="rxe-deb rxe $rsim_stacks $oop_stack"
 pair_stacks+=$gen_keys
 
 for ((run = 1; run <= runs; run++)); do
