@@ -479,7 +479,12 @@ static void vfu_defer(VfuServer *v, const VfuDeferred *d)
         v->abort_wait = true;
     }
     if (!v->deferred_src) {
-        v->deferred_src = g_idle_add(vfu_deferred_idle, v);
+        /*
+         * Before the main loop's other sources: until it runs, a wait
+         * that was ended leaves every DMA by message failing
+         */
+        v->deferred_src = g_idle_add_full(G_PRIORITY_HIGH, vfu_deferred_idle,
+                                          v, NULL);
     }
 }
 
@@ -488,6 +493,8 @@ static bool vfu_reply(VfuServer *v, const struct vfu_header *req, int err,
 
 void vfu_server_run_deferred(VfuServer *v)
 {
+    /* what is kept now: a wait in one of them may keep more, for next time */
+    guint n = g_queue_get_length(&v->deferred);
     VfuDeferred *d;
 
     g_assert(!v->waiting);
@@ -495,7 +502,7 @@ void vfu_server_run_deferred(VfuServer *v)
         g_source_remove(v->deferred_src);
         v->deferred_src = 0;
     }
-    while ((d = g_queue_pop_head(&v->deferred))) {
+    while (n-- && (d = g_queue_pop_head(&v->deferred))) {
         /* a wait ended early ended only the step it was in */
         v->abort_wait = false;
         if (v->fd >= 0 && !v->broken) {
@@ -510,6 +517,10 @@ void vfu_server_run_deferred(VfuServer *v)
         g_free(d);
     }
     v->abort_wait = false;
+    if (!g_queue_is_empty(&v->deferred) && !v->deferred_src) {
+        v->deferred_src = g_idle_add_full(G_PRIORITY_HIGH, vfu_deferred_idle,
+                                          v, NULL);
+    }
 }
 
 /* A region access: config space here, BARs to the device */
@@ -755,15 +766,31 @@ static bool vfu_recv(VfuServer *v, VfuMsg *msg)
 
 bool vfu_server_receive(VfuServer *v)
 {
+    struct pollfd pfd = { .events = POLLIN };
     VfuMsg m;
     bool ok;
+    int ready;
 
     if (v->broken) {
         return false;           /* it failed a DMA request: it goes */
     }
     /* what came before this message first */
     vfu_server_run_deferred(v);
-    if (v->broken || !vfu_recv(v, &m)) {
+    if (v->broken) {
+        return false;
+    }
+    /*
+     * Only what is there: the message that woke the main loop may have been
+     * read and answered already, by a DMA wait of the work just done (or of
+     * a device step that ran before this watch), and a read that blocks
+     * would wait for the client's next message, or time out and end it
+     */
+    pfd.fd = v->fd;
+    ready = poll(&pfd, 1, 0);
+    if (ready == 0 || (ready < 0 && errno == EINTR)) {
+        return true;
+    }
+    if (!vfu_recv(v, &m)) {
         return false;
     }
     ok = vfu_dispatch(v, &m);

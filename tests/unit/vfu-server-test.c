@@ -818,6 +818,7 @@ static void test_dma_msg(void)
 static void test_dma_wait(void)
 {
     struct vfu_header h;
+    int64_t t0;
     uint8_t b[8];
     Conn c;
     Guest g;
@@ -839,6 +840,15 @@ static void test_dma_wait(void)
     g_assert_cmpuint(c.dev.writes, ==, 1);
     g_assert_cmphex(c.dev.last_write, ==, 0x55);
     g_assert_cmphex(c.dev.last_offset, ==, 0x10);
+    /*
+     * The main loop's watch fires for messages the wait took already:
+     * nothing is there to read, and the connection goes on at once
+     * (a read that blocked would time out and end it)
+     */
+    t0 = g_get_monotonic_time();
+    g_assert_true(vfu_server_receive(&c.v));
+    g_assert_cmpint(g_get_monotonic_time() - t0, <, 500000);
+    g_assert_false(c.v.broken);
     conn_stop(&c);
 
     guest_start(&c, &g, G_RESET);
