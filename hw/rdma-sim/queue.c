@@ -622,10 +622,13 @@ void rdma_sim_cq_arm(RdmaSimState *s, RdmaSimCq *cq, unsigned arm)
     if (arm == RSIM_CQ_ARM_NEXT || cq->arm == RSIM_CQ_ARM_NONE) {
         cq->arm = arm;
     }
-    if (cq->arm != RSIM_CQ_ARM_NONE &&
-        !rdma_sim_ring_read_index(s, &cq->ring, RSIM_QUEUE_CONS_OFFSET,
-                                  &cons) &&
-        (cons & cq->ring.mask) != cq->prod) {
+    if (cq->arm == RSIM_CQ_ARM_NONE) {
+        return;
+    }
+    if (rdma_sim_ring_read_index(s, &cq->ring, RSIM_QUEUE_CONS_OFFSET,
+                                 &cons)) {
+        rdma_sim_cq_bad_ring(s, cq);    /* (a sleeper learns of it so) */
+    } else if (cons != cq->prod) {
         rdma_sim_cq_event(s, cq);
     }
 }
