@@ -65,7 +65,14 @@ static void server_sigbus(int sig)
 
 void server_host_init(void)
 {
-    struct sigaction sa = { .sa_handler = server_sigbus };
+    /*
+     * SA_NODEFER: SIGBUS stays unblocked in the handler, so the jump out
+     * of it leaves the mask as it was and the copy's sigsetjmp() need not
+     * save the mask - a system call per DMA copy (measured: 6.5 per frame
+     * sent under ib_write_lat, the server's most frequent call)
+     */
+    struct sigaction sa = { .sa_handler = server_sigbus,
+                            .sa_flags = SA_NODEFER };
 
     sigaction(SIGBUS, &sa, NULL);
 }
@@ -102,7 +109,7 @@ static MemTxResult server_dma(RdmaSimState *s, dma_addr_t addr, void *buf,
                 return MEMTX_ERROR;
             }
         } else {
-            if (sigsetjmp(server_dma_fault, 1)) {
+            if (sigsetjmp(server_dma_fault, 0)) {
                 server_in_dma = 0;
                 trace_rdma_sim_dma_error(write ? "write" : "read", addr, n);
                 return MEMTX_DECODE_ERROR;
